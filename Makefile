@@ -1,0 +1,83 @@
+# Augur: `make help` lists the targets. `make test` is what CI runs.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO        ?= go
+BIN       := bin
+CLUSTER   ?= $(CURDIR)/tests/.cluster
+FUZZTIME  ?= 10s
+SLURM_INC ?= /usr/include
+# The plugin exports only Slurm's symbols (slurm-plugin/augur.lds).
+PLUGIN_LDFLAGS := -s -w -extldflags "-Wl,--version-script=$(CURDIR)/slurm-plugin/augur.lds"
+GOFILES := $(shell find . -name '*.go' -not -path './tests/.cluster/*')
+
+export CGO_ENABLED := 1
+export CGO_CFLAGS := -I$(SLURM_INC)
+
+.PHONY: help build build-test-plugin deps test test-unit fuzz e2e demo bench bench-submit lint clean cluster-up cluster-down
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+deps: ## install what building and the real-Slurm tests need (Debian; as root)
+	tests/cluster/install-deps.sh
+
+$(BIN)/job_submit_augur.so: $(GOFILES) slurm-plugin/job_submit_augur.c slurm-plugin/shim.h slurm-plugin/augur.lds
+	@test -f $(SLURM_INC)/slurm/slurm.h || { echo "Slurm headers missing: run 'make deps' (libslurm-dev)"; exit 1; }
+	$(GO) build -buildmode=c-shared -ldflags '$(PLUGIN_LDFLAGS)' -o $@.tmp ./slurm-plugin
+	rm -f $(BIN)/job_submit_augur.so.h $(BIN)/job_submit_augur.h $@.tmp.h
+	mv -f $@.tmp $@   # rename, never overwrite a loaded plugin in place
+
+$(BIN)/test/job_submit_augur.so: $(GOFILES) slurm-plugin/job_submit_augur.c slurm-plugin/shim.h slurm-plugin/augur.lds
+	@mkdir -p $(BIN)/test
+	$(GO) build -tags augur_testhooks -buildmode=c-shared -ldflags '$(PLUGIN_LDFLAGS)' -o $@.tmp ./slurm-plugin
+	rm -f $@.tmp.h
+	mv -f $@.tmp $@
+
+$(BIN)/augurd $(BIN)/augur $(BIN)/augur-node: $(GOFILES)
+	$(GO) build -o $(BIN)/ ./sidecar/cmd/augurd ./sidecar/cmd/augur ./sidecar/cmd/augur-node
+
+build: $(BIN)/job_submit_augur.so $(BIN)/augurd $(BIN)/augur $(BIN)/augur-node ## build the plugin, augurd, augur and augur-node into bin/
+
+build-test-plugin: $(BIN)/test/job_submit_augur.so ## the plugin with its test-only panic switch (bin/test/)
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test-unit: ## unit tests (no root, no Slurm), with the race detector
+	$(GO) test -race -count=1 ./...
+
+fuzz: ## run every fuzz target for FUZZTIME each
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+cluster-up: build build-test-plugin ## start the local test cluster (root): slurmctld, slurmd, munge, augurd
+	tests/cluster/up.sh $(CLUSTER)
+
+cluster-down: ## stop the local test cluster
+	tests/cluster/down.sh $(CLUSTER)
+
+e2e: build build-test-plugin ## end-to-end tests on a real slurmctld/slurmd (root)
+	tests/cluster/install-deps.sh
+	AUGUR_TEST_CLUSTER_DIR=$(CLUSTER) $(GO) test -tags e2e -count=1 -v -timeout 20m ./tests/e2e/
+
+test: deps lint test-unit fuzz e2e ## everything: lint, unit, fuzz (short), real-Slurm end to end
+
+demo: build build-test-plugin ## bring up the local cluster and show Augur deciding realistic training jobs
+	tests/demo.sh $(CLUSTER)
+
+bench: ## Go benchmarks: decision throughput, store, round trip
+	$(GO) test -run '^$$' -bench . -benchmem ./sidecar/... ./slurm-plugin/... ./predictor/...
+
+bench-submit: build build-test-plugin ## slurmctld submit cost: 1,000 sbatch -H with no plugin vs plugin+augurd vs plugin with augurd stopped
+	tests/bench/submit.sh $(CLUSTER)
+
+clean: ## remove build outputs
+	-tests/cluster/down.sh $(CLUSTER) 2>/dev/null
+	rm -rf $(BIN) $(CLUSTER)

@@ -1,0 +1,165 @@
+package predictor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"unicode"
+)
+
+// Script is what Augur reads from a batch script without running it.
+type Script struct {
+	// Sbatch holds the #SBATCH options in order, as "--name=value" or "-x value"
+	// split into key and value ("--gres", "gpu:2").
+	Sbatch []Option
+	// Signature identifies "the same job again": the script with comments,
+	// numbers and paths abstracted, hashed. Two runs that differ only in a
+	// batch size, a seed or an output directory share it.
+	Signature string
+}
+
+// Option is one #SBATCH option.
+type Option struct {
+	Key   string
+	Value string
+}
+
+// MaxScriptLines bounds the work done on one script; Slurm accepts scripts of
+// several MB and the signature of the first lines is signature enough.
+const MaxScriptLines = 20000
+
+// ParseScript reads the #SBATCH header and computes the signature. It never
+// fails: junk in, a signature of the junk out.
+func ParseScript(text string) Script {
+	var s Script
+	h := sha256.New()
+	inHeader := true
+	lines := 0
+	for len(text) > 0 && lines < MaxScriptLines {
+		var line string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			line, text = text, ""
+		}
+		lines++
+		t := strings.TrimSpace(line)
+		if t == "" {
+			continue
+		}
+		if strings.HasPrefix(t, "#") {
+			if inHeader && strings.HasPrefix(t, "#SBATCH") {
+				s.Sbatch = append(s.Sbatch, parseSbatch(t[len("#SBATCH"):])...)
+				h.Write([]byte(abstract(t)))
+				h.Write([]byte{'\n'})
+			}
+			continue
+		}
+		// sbatch stops reading #SBATCH lines at the first command.
+		inHeader = false
+		h.Write([]byte(abstract(t)))
+		h.Write([]byte{'\n'})
+	}
+	s.Signature = hex.EncodeToString(h.Sum(nil)[:12])
+	return s
+}
+
+func parseSbatch(rest string) []Option {
+	// Options end at the first comment character outside the option itself.
+	if i := strings.Index(rest, " #"); i >= 0 {
+		rest = rest[:i]
+	}
+	fields := strings.Fields(rest)
+	var out []Option
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if !strings.HasPrefix(f, "-") {
+			continue
+		}
+		if k, v, ok := strings.Cut(f, "="); ok {
+			out = append(out, Option{Key: k, Value: v})
+			continue
+		}
+		if i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "-") {
+			out = append(out, Option{Key: f, Value: fields[i+1]})
+			i++
+			continue
+		}
+		out = append(out, Option{Key: f})
+	}
+	return out
+}
+
+// abstract replaces numbers with '#' and path-like words with '/', collapsing
+// whitespace, so that signatures ignore what changes between runs of a job.
+func abstract(line string) string {
+	var b strings.Builder
+	for _, w := range strings.Fields(line) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if k, v, ok := strings.Cut(w, "="); ok && k != "" {
+			b.WriteString(abstractWord(k))
+			b.WriteByte('=')
+			b.WriteString(abstractWord(v))
+			continue
+		}
+		b.WriteString(abstractWord(w))
+	}
+	return b.String()
+}
+
+func abstractWord(w string) string {
+	if isNumber(w) {
+		return "#"
+	}
+	if strings.ContainsRune(w, '/') && !strings.Contains(w, "://") && !looksLikeHFName(w) {
+		return "/"
+	}
+	return w
+}
+
+// isNumber reports whether w is a numeric literal as scripts write them:
+// 64, 0.001, 3e-4, 1_000, -5, 2x (never an identifier such as resnet50).
+func isNumber(w string) bool {
+	w = strings.TrimLeft(w, "+-")
+	w = strings.TrimRight(w, "xX%")
+	if w == "" {
+		return false
+	}
+	digits := 0
+	for i, r := range w {
+		switch {
+		case unicode.IsDigit(r):
+			digits++
+		case r == '.' || r == '_':
+		case (r == 'e' || r == 'E') && i > 0 && digits > 0:
+		case (r == '-' || r == '+') && i > 0 && (w[i-1] == 'e' || w[i-1] == 'E'):
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// looksLikeHFName tells "meta-llama/Llama-2-7b-hf" (a model name that matters)
+// from "/data/run3" or "out/ckpt" (paths that do not).
+func looksLikeHFName(w string) bool {
+	if strings.HasPrefix(w, "/") || strings.HasPrefix(w, ".") || strings.HasPrefix(w, "$") || strings.HasPrefix(w, "~") {
+		return false
+	}
+	return strings.Count(w, "/") == 1 && !strings.ContainsAny(w, "*$")
+}
+
+// SbatchValue returns the last value given for any of the keys.
+func (s Script) SbatchValue(keys ...string) (string, bool) {
+	val, found := "", false
+	for _, o := range s.Sbatch {
+		for _, k := range keys {
+			if o.Key == k {
+				val, found = o.Value, true
+			}
+		}
+	}
+	return val, found
+}

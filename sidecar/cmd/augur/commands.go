@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"text/tabwriter"
+	"time"
+
+	"github.com/augur-hpc/augur/sidecar/config"
+	"github.com/augur-hpc/augur/sidecar/store"
+	"github.com/augur-hpc/augur/slurm-plugin/shim"
+	"github.com/augur-hpc/augur/slurm-plugin/wire"
+	"go.yaml.in/yaml/v3"
+)
+
+func loadConfig(fs *flag.FlagSet, args []string) (*config.Config, error) {
+	path := fs.String("config", "", "configuration file (default $AUGUR_CONFIG or "+config.DefaultPath+")")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return config.Load(config.Path(*path), nil)
+}
+
+func runConfig(args []string) error {
+	if len(args) == 0 || args[0] != "check" {
+		return fmt.Errorf("usage: augur config check [--config FILE]")
+	}
+	cfg, err := loadConfig(flag.NewFlagSet("config check", flag.ContinueOnError), args[1:])
+	if err != nil {
+		return err
+	}
+	out, err := yaml.Marshal(effective(cfg))
+	if err != nil {
+		return err
+	}
+	src := cfg.Path
+	if src == "" {
+		src = "(no file: defaults)"
+	}
+	fmt.Printf("# configuration OK: %s\n%s", src, out)
+	return nil
+}
+
+// effective renders the config the way the file is written.
+func effective(c *config.Config) map[string]any {
+	types := []map[string]string{}
+	for _, t := range c.Cluster.GPUTypes {
+		types = append(types, map[string]string{"name": t.Name, "memory": t.Memory.String()})
+	}
+	return map[string]any{
+		"version":    c.Version,
+		"slurm_user": c.SlurmUser,
+		"socket":     map[string]any{"path": c.Socket.Path, "mode": fmt.Sprintf("%04o", uint32(c.Socket.Mode)), "allowed_users": c.Socket.AllowedUsers},
+		"shim": map[string]any{"timeout": c.Shim.Timeout.String(), "failure_threshold": c.Shim.FailureThreshold,
+			"cooldown": c.Shim.Cooldown.String(), "max_script_bytes": c.Shim.MaxScriptBytes.String()},
+		"store":   map[string]any{"path": c.Store.Path, "commit_wait": c.Store.CommitWait.String()},
+		"metrics": map[string]any{"listen": c.Metrics.Listen},
+		"log":     map[string]any{"level": c.Log.Level, "format": c.Log.Format},
+		"cluster": map[string]any{"gpu_types": types},
+		"policy": map[string]any{"history_min_runs": c.Policy.HistoryMinRuns, "rewrite_typeless_gpus": c.Policy.RewriteTypelessGPUs,
+			"reject_certain_oom": c.Policy.RejectCertainOOM, "site_factor_max": c.Policy.SiteFactorMax},
+	}
+}
+
+func runDecisions(args []string) error {
+	fs := flag.NewFlagSet("decisions", flag.ContinueOnError)
+	n := fs.Int("n", 20, "how many of the latest submissions")
+	asJSON := fs.Bool("json", false, "print JSON")
+	cfg, err := loadConfig(fs, args)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	st, err := store.OpenReadOnly(ctx, cfg.Store.Path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	subs, err := st.Latest(ctx, *n)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		type row struct {
+			Token      string          `json:"token"`
+			JobID      uint64          `json:"job_id,omitempty"`
+			ReceivedAt time.Time       `json:"received_at"`
+			UserID     uint32          `json:"user_id"`
+			Name       string          `json:"name"`
+			Action     string          `json:"action"`
+			Decision   json.RawMessage `json:"decision"`
+		}
+		rows := make([]row, len(subs))
+		for i, s := range subs {
+			rows[i] = row{s.Token, s.JobID, s.ReceivedAt, s.UserID, s.Name, s.Action, s.Decision}
+		}
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SUBMITTED\tUSER\tNAME\tACTION\tDECISION")
+	for _, s := range subs {
+		var d struct {
+			Annotation string `json:"annotation"`
+			Message    string `json:"message"`
+		}
+		_ = json.Unmarshal(s.Decision, &d)
+		what := d.Annotation
+		if s.Action == string(wire.Reject) {
+			what = d.Message
+		}
+		user := s.User
+		if user == "" {
+			user = fmt.Sprint(s.UserID)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ReceivedAt.Local().Format("2006-01-02T15:04:05"), user, s.Name, s.Action, what)
+	}
+	return tw.Flush()
+}
+
+func runPing(args []string) error {
+	fs := flag.NewFlagSet("ping", flag.ContinueOnError)
+	sock := fs.String("socket", "", "augurd's socket (default: socket.path of the configuration)")
+	cfg, err := loadConfig(fs, args)
+	if err != nil {
+		return err
+	}
+	path := cfg.Socket.Path
+	if *sock != "" {
+		path = *sock
+	}
+	c := shim.New(shim.Options{Socket: path, Timeout: time.Second, FailureThreshold: 1})
+	req := &wire.Request{
+		Token: shim.NewToken(), SubmitUID: uint32(os.Getuid()), UserID: uint32(os.Getuid()),
+		Name: "augur-ping", Script: "#!/bin/sh\ntrue\n",
+	}
+	start := time.Now()
+	resp, err := c.Decide(req)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("augurd at %s answered in %s: %s %s\n", path, time.Since(start).Round(time.Microsecond), resp.Action, resp.Annotation)
+	return nil
+}
+
+func runVersion([]string) error {
+	v := "devel"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	fmt.Println("augur", v)
+	return nil
+}

@@ -1,0 +1,55 @@
+// Command augur is Augur's command line for admins and users.
+//
+//	augur config check [--config FILE]   validate the configuration, print the effective one
+//	augur decisions [-n N] [--json]      the latest submissions and what augurd decided
+//	augur ping [--socket PATH]           ask augurd for a decision on a dummy job
+//	augur version
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+type command struct {
+	name, usage string
+	run         func(args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"config", "config check [--config FILE]: validate the configuration and print the effective one", runConfig},
+		{"decisions", "decisions [--config FILE] [-n N] [--json]: the latest submissions and what augurd decided", runDecisions},
+		{"ping", "ping [--config FILE] [--socket PATH]: ask augurd to decide a dummy job and time the round trip", runPing},
+		{"version", "version: print Augur's version", runVersion},
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: augur COMMAND [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(os.Stderr, "  %s\n", c.usage)
+	}
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage()
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
+	}
+	for _, c := range commands() {
+		if c.name == os.Args[1] {
+			if err := c.run(os.Args[2:]); err != nil {
+				fmt.Fprintf(os.Stderr, "augur %s: %v\n", c.name, err)
+				os.Exit(1)
+			}
+			return
+		}
+	}
+	fmt.Fprintf(os.Stderr, "augur: unknown command %q\n", os.Args[1])
+	usage()
+	os.Exit(2)
+}

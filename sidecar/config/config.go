@@ -1,0 +1,404 @@
+// Package config is Augur's one configuration file, read by augurd, the
+// job_submit shim and the CLI. It is the only package that imports viper; the
+// rest of Augur receives a plain, validated *Config.
+//
+// Precedence, highest first: a flag the caller passes as an override, an
+// environment variable AUGUR_<SECTION>_<KEY> (for example AUGUR_SHIM_TIMEOUT=80ms),
+// the YAML file, the defaults below. The file is /etc/augur/augur.yaml unless
+// AUGUR_CONFIG or --config names another. A key the schema does not know, or a
+// value that does not parse or is out of range, is an error that names the key
+// and says what is accepted.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+)
+
+// DefaultPath is where the file lives when neither AUGUR_CONFIG nor --config says otherwise.
+const DefaultPath = "/etc/augur/augur.yaml"
+
+// EnvPath names the environment variable that overrides DefaultPath.
+const EnvPath = "AUGUR_CONFIG"
+
+// CurrentVersion is the schema version this build reads.
+const CurrentVersion = 1
+
+// Config is the whole, validated configuration.
+type Config struct {
+	Version   int     `mapstructure:"version"`
+	SlurmUser string  `mapstructure:"slurm_user"`
+	Socket    Socket  `mapstructure:"socket"`
+	Shim      Shim    `mapstructure:"shim"`
+	Store     Store   `mapstructure:"store"`
+	Metrics   Metrics `mapstructure:"metrics"`
+	Log       Log     `mapstructure:"log"`
+	Cluster   Cluster `mapstructure:"cluster"`
+	Policy    Policy  `mapstructure:"policy"`
+
+	// Path is the file the configuration was read from ("" when none existed).
+	Path string `mapstructure:"-"`
+}
+
+// Socket is augurd's unix socket, the shim's way in.
+type Socket struct {
+	Path string `mapstructure:"path"`
+	// Mode is the socket file's permission bits, octal as in chmod ("0660").
+	Mode FileMode `mapstructure:"mode"`
+	// AllowedUsers may connect besides root and slurm_user (names or numeric uids).
+	AllowedUsers []string `mapstructure:"allowed_users"`
+}
+
+// Shim is what the job_submit plugin inside slurmctld obeys.
+type Shim struct {
+	// Timeout is the hard deadline of one round trip to augurd; slurmctld
+	// holds its job lock meanwhile.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// FailureThreshold consecutive failures open the circuit ...
+	FailureThreshold int `mapstructure:"failure_threshold"`
+	// ... and for Cooldown the shim accepts jobs without asking augurd.
+	Cooldown time.Duration `mapstructure:"cooldown"`
+	// MaxScriptBytes caps the batch script sent to augurd; longer scripts are
+	// sent truncated and marked so.
+	MaxScriptBytes ByteSize `mapstructure:"max_script_bytes"`
+}
+
+// Store is augurd's SQLite database.
+type Store struct {
+	Path string `mapstructure:"path"`
+	// CommitWait is how long a submission's answer waits for its record to be
+	// committed; past it the answer goes out and the record stays queued.
+	CommitWait time.Duration `mapstructure:"commit_wait"`
+}
+
+// Metrics is the Prometheus endpoint.
+type Metrics struct {
+	// Listen is a TCP address for /metrics; empty turns the endpoint off.
+	Listen string `mapstructure:"listen"`
+}
+
+// Log is augurd's and the CLI's logging.
+type Log struct {
+	Level  string `mapstructure:"level"`  // debug, info, warn, error
+	Format string `mapstructure:"format"` // text or json
+}
+
+// Cluster describes the hardware Augur decides about.
+type Cluster struct {
+	// GPUTypes lists the gres/gpu types of the cluster, smallest or cheapest
+	// first: a typeless request is placed on the first type that fits.
+	GPUTypes []GPUType `mapstructure:"gpu_types"`
+}
+
+// GPUType is one gres/gpu type, as named in gres.conf.
+type GPUType struct {
+	Name   string   `mapstructure:"name"`
+	Memory ByteSize `mapstructure:"memory"`
+}
+
+// Policy tunes the submission decision.
+type Policy struct {
+	// HistoryMinRuns is how many finished runs of the same user and script
+	// it takes before their figures are used as the prediction.
+	HistoryMinRuns int `mapstructure:"history_min_runs"`
+	// RewriteTypelessGPUs lets Augur name the GPU type of a request that
+	// names none, choosing the first of cluster.gpu_types that fits.
+	RewriteTypelessGPUs bool `mapstructure:"rewrite_typeless_gpus"`
+	// RejectCertainOOM rejects a job whose named GPU type is smaller than the
+	// memory the same job used in every one of its recorded runs.
+	RejectCertainOOM bool `mapstructure:"reject_certain_oom"`
+	// SiteFactorMax is the largest initial SiteFactor given at submission to
+	// jobs with a runtime prediction (shorter predicted jobs get more); 0 turns
+	// the initial SiteFactor off.
+	SiteFactorMax int64 `mapstructure:"site_factor_max"`
+}
+
+// Default returns the configuration used for every key the file leaves out.
+func Default() Config {
+	return Config{
+		Version:   CurrentVersion,
+		SlurmUser: "slurm",
+		Socket: Socket{
+			Path:         "/run/augur/augurd.sock",
+			Mode:         0o660,
+			AllowedUsers: []string{},
+		},
+		Shim: Shim{
+			Timeout:          50 * time.Millisecond,
+			FailureThreshold: 3,
+			Cooldown:         30 * time.Second,
+			MaxScriptBytes:   4 << 20,
+		},
+		Store:   Store{Path: "/var/lib/augur/augur.db", CommitWait: 20 * time.Millisecond},
+		Metrics: Metrics{Listen: "127.0.0.1:9467"},
+		Log:     Log{Level: "info", Format: "text"},
+		Cluster: Cluster{GPUTypes: []GPUType{}},
+		Policy: Policy{
+			HistoryMinRuns: 1,
+			SiteFactorMax:  0,
+		},
+	}
+}
+
+// Path returns the file to read: explicit if not empty, else $AUGUR_CONFIG, else DefaultPath.
+func Path(explicit string) string {
+	if explicit != "" {
+		return explicit
+	}
+	if p := os.Getenv(EnvPath); p != "" {
+		return p
+	}
+	return DefaultPath
+}
+
+// ErrNotFound is returned by Load when an explicitly named file does not exist.
+var ErrNotFound = errors.New("config file not found")
+
+// Load reads the file at path (see Path), applies the environment and the
+// overrides (flat keys such as "log.level"), and validates the result. A
+// missing file at the default location is not an error: the defaults apply.
+func Load(path string, overrides map[string]any) (*Config, error) {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	v.SetEnvPrefix("AUGUR")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	setDefaults(v, "", reflect.ValueOf(Default()))
+
+	cfg := Default()
+	if path == "" {
+		path = Path("")
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		var raw map[string]any
+		if err := yaml.Unmarshal(data, &raw); err != nil {
+			return nil, fmt.Errorf("config %s: not valid YAML: %w", path, err)
+		}
+		if err := checkKeys(raw); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+		if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("config %s: not valid YAML: %w", path, err)
+		}
+		cfg.Path = path
+	case errors.Is(err, os.ErrNotExist) && path == DefaultPath:
+		// No file: defaults, environment and overrides only.
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("config %s: %w (set %s or --config to an existing file)", path, ErrNotFound, EnvPath)
+	default:
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	for k, val := range overrides {
+		v.Set(k, val)
+	}
+
+	var md mapstructure.Metadata
+	dc := func(c *mapstructure.DecoderConfig) {
+		c.ErrorUnused = true
+		c.Metadata = &md
+		c.WeaklyTypedInput = true
+		c.DecodeHook = mapstructure.ComposeDecodeHookFunc(
+			byteSizeHook, fileModeHook,
+			mapstructure.StringToTimeDurationHookFunc(),
+			mapstructure.StringToSliceHookFunc(","),
+		)
+	}
+	if err := v.Unmarshal(&cfg, dc); err != nil {
+		return nil, fmt.Errorf("config %s: %w", describe(path), cleanDecodeError(err))
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", describe(path), err)
+	}
+	return &cfg, nil
+}
+
+func describe(path string) string {
+	if _, err := os.Stat(path); err != nil {
+		return "(defaults)"
+	}
+	return path
+}
+
+// cleanDecodeError turns mapstructure's wording into one that names keys the
+// way the file spells them.
+func cleanDecodeError(err error) error {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "decoding failed due to the following error(s):\n\n", "")
+	if strings.Contains(msg, "has invalid keys:") {
+		msg += " (see etc/augur.yaml for every key this version knows)"
+	}
+	return errors.New(msg)
+}
+
+// setDefaults registers every leaf of the default struct with viper so that
+// AutomaticEnv can find AUGUR_* variables for them.
+func setDefaults(v *viper.Viper, prefix string, rv reflect.Value) {
+	rt := rv.Type()
+	for i := 0; i < rt.NumField(); i++ {
+		tag := rt.Field(i).Tag.Get("mapstructure")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		key := tag
+		if prefix != "" {
+			key = prefix + "." + tag
+		}
+		fv := rv.Field(i)
+		if fv.Kind() == reflect.Struct {
+			setDefaults(v, key, fv)
+			continue
+		}
+		switch val := fv.Interface().(type) {
+		case time.Duration:
+			v.SetDefault(key, val.String())
+		case ByteSize:
+			v.SetDefault(key, int64(val))
+		case FileMode:
+			v.SetDefault(key, fmt.Sprintf("%04o", uint32(val)))
+		default:
+			v.SetDefault(key, val)
+		}
+	}
+}
+
+// Validate checks ranges and relations that types alone cannot.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if c.Version != CurrentVersion {
+		bad("version", "is %d; this augur reads version %d", c.Version, CurrentVersion)
+	}
+	if c.SlurmUser == "" {
+		bad("slurm_user", "must name the SlurmUser of slurm.conf (e.g. slurm)")
+	}
+	if c.Socket.Path == "" || !strings.HasPrefix(c.Socket.Path, "/") {
+		bad("socket.path", "must be an absolute path, got %q", c.Socket.Path)
+	}
+	if len(c.Socket.Path) > 104 {
+		bad("socket.path", "is %d bytes; unix socket paths must be under 104", len(c.Socket.Path))
+	}
+	if c.Socket.Mode&^0o777 != 0 || c.Socket.Mode&0o600 != 0o600 {
+		bad("socket.mode", "is %04o; give octal permission bits that let the owner read and write, e.g. 0660", uint32(c.Socket.Mode))
+	}
+	if c.Shim.Timeout < time.Millisecond || c.Shim.Timeout > 5*time.Second {
+		bad("shim.timeout", "is %s; give 1ms to 5s (slurmctld waits this long, under its locks, when augurd is slow)", c.Shim.Timeout)
+	}
+	if c.Shim.FailureThreshold < 1 || c.Shim.FailureThreshold > 1000 {
+		bad("shim.failure_threshold", "is %d; give 1 to 1000", c.Shim.FailureThreshold)
+	}
+	if c.Shim.Cooldown < 0 || c.Shim.Cooldown > time.Hour {
+		bad("shim.cooldown", "is %s; give 0s to 1h", c.Shim.Cooldown)
+	}
+	if c.Shim.MaxScriptBytes < 1024 || c.Shim.MaxScriptBytes > 64<<20 {
+		bad("shim.max_script_bytes", "is %d; give 1KiB to 64MiB", int64(c.Shim.MaxScriptBytes))
+	}
+	if c.Store.Path == "" {
+		bad("store.path", "must name the SQLite database file")
+	}
+	if c.Store.CommitWait < 0 || c.Store.CommitWait > time.Second {
+		bad("store.commit_wait", "is %s; give 0s to 1s", c.Store.CommitWait)
+	}
+	switch strings.ToLower(c.Log.Level) {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "is %q; give debug, info, warn or error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		bad("log.format", "is %q; give text or json", c.Log.Format)
+	}
+	seen := map[string]bool{}
+	for i, t := range c.Cluster.GPUTypes {
+		key := fmt.Sprintf("cluster.gpu_types[%d]", i)
+		if !validGresName(t.Name) {
+			bad(key+".name", "is %q; give the type as in gres.conf (letters, digits, '-', '_', '.')", t.Name)
+		}
+		if seen[t.Name] {
+			bad(key+".name", "%q is listed twice", t.Name)
+		}
+		seen[t.Name] = true
+		if t.Memory <= 0 {
+			bad(key+".memory", "must be the GPU's memory, e.g. 80GiB")
+		}
+	}
+	if c.Policy.HistoryMinRuns < 1 {
+		bad("policy.history_min_runs", "is %d; give 1 or more", c.Policy.HistoryMinRuns)
+	}
+	if c.Policy.SiteFactorMax < 0 || c.Policy.SiteFactorMax > 1<<30 {
+		bad("policy.site_factor_max", "is %d; give 0 (off) to %d", c.Policy.SiteFactorMax, 1<<30)
+	}
+	return errors.Join(errs...)
+}
+
+func validGresName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// GPUType returns the configured type of that name.
+func (c *Cluster) GPUType(name string) (GPUType, bool) {
+	for _, t := range c.GPUTypes {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return GPUType{}, false
+}
+
+// AllowedUIDs resolves slurm_user and socket.allowed_users to uids; root (0)
+// is always included. Names that do not resolve are returned as an error
+// naming them, together with the uids that did resolve.
+func (c *Config) AllowedUIDs() (map[uint32]bool, error) {
+	uids := map[uint32]bool{0: true}
+	var errs []error
+	names := append([]string{c.SlurmUser}, c.Socket.AllowedUsers...)
+	sort.Strings(names[1:])
+	for _, n := range names {
+		uid, err := lookupUID(n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		uids[uid] = true
+	}
+	return uids, errors.Join(errs...)
+}
+
+func lookupUID(name string) (uint32, error) {
+	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, fmt.Errorf("user %q: %w", name, err)
+	}
+	n, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("user %q has uid %q: %w", name, u.Uid, err)
+	}
+	return uint32(n), nil
+}

@@ -1,0 +1,181 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "augur.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestExampleIsDefault keeps etc/augur.yaml honest: it documents the defaults.
+func TestExampleIsDefault(t *testing.T) {
+	cfg, err := Load("../../etc/augur.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Path = "../../etc/augur.yaml"
+	if diff := cmp.Diff(&want, cfg); diff != "" {
+		t.Errorf("etc/augur.yaml differs from the defaults (-default +file):\n%s", diff)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	cases := map[string]struct {
+		file string
+		env  map[string]string
+		over map[string]any
+		want func(*Config)
+	}{
+		"empty file is the defaults": {file: "version: 1\n", want: func(*Config) {}},
+		"values and units": {
+			file: `
+shim: {timeout: 80ms, cooldown: 1m}
+socket: {mode: "0600"}
+cluster:
+  gpu_types:
+    - {name: t4, memory: 16GiB}
+    - {name: a100, memory: 80G}
+    - {name: h100, memory: 85899345920}
+policy: {rewrite_typeless_gpus: true, site_factor_max: 5000}
+`,
+			want: func(c *Config) {
+				c.Shim.Timeout, c.Shim.Cooldown = 80*time.Millisecond, time.Minute
+				c.Socket.Mode = 0o600
+				c.Cluster.GPUTypes = []GPUType{{"t4", 16 << 30}, {"a100", 80 << 30}, {"h100", 80 << 30}}
+				c.Policy.RewriteTypelessGPUs, c.Policy.SiteFactorMax = true, 5000
+			},
+		},
+		"environment beats the file": {
+			file: "shim: {timeout: 80ms}\n",
+			env:  map[string]string{"AUGUR_SHIM_TIMEOUT": "20ms", "AUGUR_LOG_LEVEL": "debug"},
+			want: func(c *Config) { c.Shim.Timeout, c.Log.Level = 20*time.Millisecond, "debug" },
+		},
+		"flags beat the environment": {
+			env:  map[string]string{"AUGUR_LOG_LEVEL": "debug"},
+			over: map[string]any{"log.level": "error"},
+			want: func(c *Config) { c.Log.Level = "error" },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			path := write(t, tc.file)
+			got, err := Load(path, tc.over)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Default()
+			want.Path = path
+			tc.want(&want)
+			if diff := cmp.Diff(&want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestErrorsNameTheKey: every bad file is refused with the key in the message.
+func TestErrorsNameTheKey(t *testing.T) {
+	cases := map[string]struct{ file, key string }{
+		"unknown key":          {"shim: {timout: 5ms}\n", "timout"},
+		"unknown section":      {"polcy: {}\n", "polcy"},
+		"bad duration":         {"shim: {timeout: fast}\n", "timeout"},
+		"timeout too long":     {"shim: {timeout: 10s}\n", "shim.timeout"},
+		"bad size":             {"cluster: {gpu_types: [{name: t4, memory: 16 gallons}]}\n", "memory"},
+		"no memory":            {"cluster: {gpu_types: [{name: t4}]}\n", "cluster.gpu_types[0].memory"},
+		"bad type name":        {"cluster: {gpu_types: [{name: 't4;rm', memory: 1G}]}\n", "cluster.gpu_types[0].name"},
+		"duplicate type":       {"cluster: {gpu_types: [{name: t4, memory: 1G}, {name: t4, memory: 2G}]}\n", "cluster.gpu_types[1].name"},
+		"relative socket":      {"socket: {path: augurd.sock}\n", "socket.path"},
+		"mode not octal":       {"socket: {mode: \"rw-rw----\"}\n", "mode"},
+		"owner cannot write":   {"socket: {mode: \"0440\"}\n", "socket.mode"},
+		"log level":            {"log: {level: loud}\n", "log.level"},
+		"future version":       {"version: 2\n", "version"},
+		"threshold":            {"shim: {failure_threshold: 0}\n", "shim.failure_threshold"},
+		"negative site factor": {"policy: {site_factor_max: -1}\n", "policy.site_factor_max"},
+		"not yaml":             {"shim: [\n", "YAML"},
+		"wrong shape":          {"shim: 5\n", "shim"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Load(write(t, tc.file), nil)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.key) {
+				t.Errorf("error %q does not name %q", err, tc.key)
+			}
+		})
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	if _, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), nil); err == nil || !strings.Contains(err.Error(), EnvPath) {
+		t.Errorf("named missing file: err = %v, want one that says how to point at a file", err)
+	}
+}
+
+func TestPathPrecedence(t *testing.T) {
+	t.Setenv(EnvPath, "/from/env.yaml")
+	if got := Path("/from/flag.yaml"); got != "/from/flag.yaml" {
+		t.Errorf("flag: %s", got)
+	}
+	if got := Path(""); got != "/from/env.yaml" {
+		t.Errorf("env: %s", got)
+	}
+	t.Setenv(EnvPath, "")
+	if got := Path(""); got != DefaultPath {
+		t.Errorf("default: %s", got)
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	for in, want := range map[string]ByteSize{
+		"16GiB": 16 << 30, "16G": 16 << 30, "16gb": 16e9, "512M": 512 << 20, "1.5T": 3 << 39, "42": 42, " 1 KiB ": 1024,
+	} {
+		got, err := ParseByteSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "G", "-1G", "1Q", "NaN", "1e400"} {
+		if _, err := ParseByteSize(bad); err == nil {
+			t.Errorf("ParseByteSize(%q) accepted", bad)
+		}
+	}
+	if s := ByteSize(80 << 30).String(); s != "80GiB" {
+		t.Errorf("String = %s", s)
+	}
+}
+
+// FuzzLoad: any file content loads or fails with an error; never a panic.
+func FuzzLoad(f *testing.F) {
+	ex, _ := os.ReadFile("../../etc/augur.yaml")
+	f.Add(string(ex))
+	f.Add("shim: {timeout: 1ms}\ncluster: {gpu_types: [{name: a, memory: 1}]}\n")
+	f.Add("version: [1, 2]\nsocket: {mode: 0777777777777}\n")
+	f.Fuzz(func(t *testing.T, body string) {
+		p := filepath.Join(t.TempDir(), "f.yaml")
+		os.WriteFile(p, []byte(body), 0o644)
+		cfg, err := Load(p, nil)
+		if err == nil {
+			if verr := cfg.Validate(); verr != nil {
+				t.Fatalf("Load accepted a config Validate refuses: %v", verr)
+			}
+		}
+	})
+}

@@ -1,0 +1,285 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/augur-hpc/augur/predictor"
+	"github.com/augur-hpc/augur/slurm-plugin/wire"
+)
+
+// GPUType is one GPU type of the cluster, in the policy's preference order.
+type GPUType struct {
+	Name   string
+	MemMiB float64
+}
+
+// Policy is the site's choices for submissions.
+type Policy struct {
+	// GPUTypes in preference order: a typeless request goes to the first that fits.
+	GPUTypes []GPUType
+	// RewriteTypeless names a type for requests that name none.
+	RewriteTypeless bool
+	// RejectCertainOOM rejects jobs whose named type is smaller than every recorded run.
+	RejectCertainOOM bool
+	// MinRunsToReject is how many runs must agree before RejectCertainOOM acts.
+	MinRunsToReject int
+	// SiteFactorMax is the largest initial SiteFactor; 0 sets none.
+	SiteFactorMax int64
+}
+
+// GPUMemMiB returns each type's memory, keyed by name.
+func (p Policy) GPUMemMiB() map[string]float64 {
+	m := make(map[string]float64, len(p.GPUTypes))
+	for _, t := range p.GPUTypes {
+		m[t.Name] = t.MemMiB
+	}
+	return m
+}
+
+// Input is everything one decision looks at.
+type Input struct {
+	Request *wire.Request
+	// Job is the predictor's view of Request, from JobFromRequest; GresErr is
+	// the error JobFromRequest returned, if any.
+	Job     predictor.Job
+	GresErr error
+	// History holds the earlier outcomes of the same user and script
+	// signature, newest first.
+	History   []predictor.Outcome
+	Policy    Policy
+	Predictor predictor.Predictor
+}
+
+// Decision is the outcome for one submission.
+type Decision struct {
+	Action     wire.Action
+	Message    string
+	Annotation string
+	TRES       *wire.TRES
+	SiteFactor *int64
+	Prediction predictor.Prediction
+	Signature  string
+	// Notes record why, for the store and the logs (not shown to the user).
+	Notes []string
+}
+
+// Response turns the decision into what goes back to the shim.
+func (d Decision) Response(token string) wire.Response {
+	return wire.Response{
+		V:          wire.Version,
+		Token:      token,
+		Action:     d.Action,
+		Annotation: d.Annotation,
+		TRES:       d.TRES,
+		SiteFactor: d.SiteFactor,
+		Message:    d.Message,
+	}
+}
+
+// JobFromRequest extracts the predictor's view of a submission. A GPU request
+// that does not parse is reported, and the job is treated as asking for none.
+func JobFromRequest(r *wire.Request) (predictor.Job, error) {
+	script := predictor.ParseScript(r.Script)
+	gpus, err := predictor.GPURequests(r.TRES.PerNode, r.TRES.PerJob, r.TRES.PerTask, r.TRES.PerSocket)
+	job := predictor.Job{
+		UserID:    r.UserID,
+		Account:   r.Account,
+		Partition: r.Partition,
+		Name:      r.Name,
+		Script:    script,
+		GPUs:      gpus,
+		TimeLimit: time.Duration(r.TimeLimitMin) * time.Minute,
+	}
+	return job, err
+}
+
+// Decide is the whole submission decision. It is pure and never panics on
+// any request the wire decoder accepts (a fuzz test holds it to that).
+func Decide(in Input) Decision {
+	d := Decision{Action: wire.Accept}
+	job, gresErr := in.Job, in.GresErr
+	d.Signature = job.Script.Signature
+	if gresErr != nil {
+		d.Notes = append(d.Notes, "gres not understood: "+gresErr.Error())
+	}
+	d.Prediction = in.Predictor.Predict(job, in.History)
+
+	if msg, ok := certainOOM(in, job); ok {
+		d.Action = wire.Reject
+		d.Message = msg
+		d.Annotation = annotation(in.Request.Token, d.Prediction, "")
+		d.Notes = append(d.Notes, "rejected: certain GPU out-of-memory")
+		return d
+	}
+
+	placed := ""
+	if gresErr == nil {
+		if tres, typ, note := rewriteTypeless(in, job, d.Prediction); tres != nil {
+			d.TRES, placed = tres, typ
+			d.Notes = append(d.Notes, note)
+		} else if note != "" {
+			d.Notes = append(d.Notes, note)
+		}
+	}
+	if sf, ok := siteFactor(in.Policy, d.Prediction); ok {
+		d.SiteFactor = &sf
+	}
+	d.Annotation = annotation(in.Request.Token, d.Prediction, placed)
+	return d
+}
+
+// certainOOM finds jobs that name a GPU type smaller than the peak of every
+// one of their recorded runs: such a job will die of GPU out-of-memory.
+func certainOOM(in Input, job predictor.Job) (string, bool) {
+	pol := in.Policy
+	if !pol.RejectCertainOOM || job.GPUType() == "" {
+		return "", false
+	}
+	typ := job.GPUType()
+	capMiB, known := pol.GPUMemMiB()[typ]
+	if !known {
+		return "", false
+	}
+	minRuns := max(pol.MinRunsToReject, 1)
+	least, runs := math.Inf(1), 0
+	for _, o := range in.History {
+		if o.PeakGPUMemMiB <= 0 {
+			continue
+		}
+		runs++
+		least = math.Min(least, o.PeakGPUMemMiB)
+	}
+	if runs < minRuns || least <= capMiB {
+		return "", false
+	}
+	suggest := ""
+	for _, t := range pol.GPUTypes {
+		if t.MemMiB >= least*1.05 {
+			suggest = fmt.Sprintf(" Ask for a larger GPU type, for example --gres=gpu:%s:N, or lower the batch size.", t.Name)
+			break
+		}
+	}
+	if suggest == "" {
+		suggest = " No GPU type here has that much memory: lower the batch size, or shard the model (e.g. ZeRO or FSDP)."
+	}
+	return fmt.Sprintf("augur: this job used at least %s of GPU memory in each of its %d earlier runs, more than the %s of a %s GPU, so it would fail with GPU out-of-memory.%s",
+		FormatMiB(least), runs, FormatMiB(capMiB), typ, suggest), true
+}
+
+// rewriteTypeless names the first configured GPU type that fits the
+// predicted upper quantile, for requests that name no type. A job is moved
+// only on a real prediction, never on the default.
+func rewriteTypeless(in Input, job predictor.Job, p predictor.Prediction) (*wire.TRES, string, string) {
+	pol := in.Policy
+	if !pol.RewriteTypeless || !job.WantsGPUs() || len(pol.GPUTypes) == 0 {
+		return nil, "", ""
+	}
+	for _, g := range job.GPUs {
+		if g.Shard || g.Type != "" {
+			return nil, "", "" // the user chose; leave it
+		}
+	}
+	if p.MemSource == predictor.SourceDefault || !p.GPUMemMiB.Known() {
+		return nil, "", "typeless GPU request left alone: no memory prediction yet"
+	}
+	var typ string
+	for _, t := range pol.GPUTypes {
+		if t.MemMiB >= p.GPUMemMiB.Hi {
+			typ = t.Name
+			break
+		}
+	}
+	if typ == "" {
+		return nil, "", fmt.Sprintf("typeless GPU request left alone: no GPU type holds %s", FormatMiB(p.GPUMemMiB.Hi))
+	}
+	r := in.Request.TRES
+	out := r
+	changed := false
+	for _, f := range []*string{&out.PerNode, &out.PerJob, &out.PerTask, &out.PerSocket} {
+		s, ok, err := predictor.SetGPUType(*f, typ)
+		if err != nil {
+			return nil, "", "typeless GPU request left alone: " + err.Error()
+		}
+		*f, changed = s, changed || ok
+	}
+	if !changed {
+		return nil, "", ""
+	}
+	return &out, typ, fmt.Sprintf("GPU type %s chosen: first type holding the predicted %s", typ, FormatMiB(p.GPUMemMiB.Hi))
+}
+
+// siteFactorHorizon is the runtime at which the initial SiteFactor reaches 0.
+const siteFactorHorizon = 7 * 24 * time.Hour
+
+// siteFactor gives jobs with a history-based runtime an initial SiteFactor
+// that falls with the logarithm of their predicted upper runtime: a 10-minute
+// job gets most of SiteFactorMax, a week-long job none. Jobs without such a
+// prediction keep Slurm's own (0).
+func siteFactor(pol Policy, p predictor.Prediction) (int64, bool) {
+	if pol.SiteFactorMax <= 0 || p.RuntimeSource != predictor.SourceHistory || !p.RuntimeSec.Known() {
+		return 0, false
+	}
+	frac := 1 - math.Log1p(p.RuntimeSec.Hi)/math.Log1p(siteFactorHorizon.Seconds())
+	frac = math.Max(0, math.Min(1, frac))
+	return int64(math.Round(frac * float64(pol.SiteFactorMax))), true
+}
+
+// annotation is the text appended to AdminComment. It starts with "augur:",
+// carries the submission token (how augurd finds the job again), and the
+// predictions in sacct's styles.
+func annotation(token string, p predictor.Prediction, placed string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "augur:tok=%s", token)
+	fmt.Fprintf(&b, " pred_gpu_mem=%s", quant(p.GPUMemMiB, FormatMiB))
+	fmt.Fprintf(&b, " pred_time=%s", quant(p.RuntimeSec, FormatSeconds))
+	fmt.Fprintf(&b, " src=%s/%s", p.MemSource, p.RuntimeSource)
+	if p.Runs > 0 {
+		fmt.Fprintf(&b, " runs=%d", p.Runs)
+	}
+	if placed != "" {
+		fmt.Fprintf(&b, " gpu_type=%s", placed)
+	}
+	return b.String()
+}
+
+func quant(q predictor.Quantiles, f func(float64) string) string {
+	if !q.Known() {
+		return "unknown"
+	}
+	if q.P50 == q.Hi {
+		return f(q.Hi)
+	}
+	return f(q.P50) + "(p95:" + f(q.Hi) + ")"
+}
+
+// FormatMiB writes a size the way sacct does: 512M, 15.2G, 1.5T.
+func FormatMiB(mib float64) string {
+	switch {
+	case mib >= 1<<20:
+		return trim(mib/(1<<20)) + "T"
+	case mib >= 1<<10:
+		return trim(mib/(1<<10)) + "G"
+	default:
+		return trim(mib) + "M"
+	}
+}
+
+func trim(f float64) string {
+	s := fmt.Sprintf("%.1f", f)
+	return strings.TrimSuffix(s, ".0")
+}
+
+// FormatSeconds writes a duration as Slurm does: [D-]HH:MM:SS.
+func FormatSeconds(sec float64) string {
+	s := int64(math.Round(sec))
+	d, s := s/86400, s%86400
+	h, s := s/3600, s%3600
+	m, s := s/60, s%60
+	if d > 0 {
+		return fmt.Sprintf("%d-%02d:%02d:%02d", d, h, m, s)
+	}
+	return fmt.Sprintf("%02d:%02d:%02d", h, m, s)
+}

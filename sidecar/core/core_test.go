@@ -1,0 +1,228 @@
+package core
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/augur-hpc/augur/predictor"
+	"github.com/augur-hpc/augur/slurm-plugin/wire"
+	"github.com/google/go-cmp/cmp"
+)
+
+// req is a small builder for requests.
+type req struct{ r wire.Request }
+
+func newReq(token string) *req {
+	return &req{wire.Request{V: wire.Version, Token: token, UserID: 1000, Name: "train",
+		Script: "#!/bin/bash\npython train.py --model resnet50 --batch-size 64\n"}}
+}
+func (b *req) gres(node string) *req { b.r.TRES.PerNode = node; return b }
+func (b *req) gpus(job string) *req  { b.r.TRES.PerJob = job; return b }
+func (b *req) minutes(m uint32) *req { b.r.TimeLimitMin = m; return b }
+func (b *req) obj() *wire.Request    { r := b.r; return &r }
+
+var sitePolicy = Policy{
+	GPUTypes:         []GPUType{{"t4", 16384}, {"a100", 81920}},
+	RewriteTypeless:  true,
+	RejectCertainOOM: true,
+	MinRunsToReject:  1,
+	SiteFactorMax:    10000,
+}
+
+func runs(memMiB, sec float64, n int) []predictor.Outcome {
+	out := make([]predictor.Outcome, n)
+	for i := range out {
+		out[i] = predictor.Outcome{JobID: uint64(100 + i), PeakGPUMemMiB: memMiB, RuntimeSec: sec, ExitState: "COMPLETED"}
+	}
+	return out
+}
+
+func decide(r *wire.Request, hist []predictor.Outcome, pol Policy) Decision {
+	job, err := JobFromRequest(r)
+	return Decide(Input{Request: r, Job: job, GresErr: err, History: hist, Policy: pol,
+		Predictor: predictor.NewHistory(1, pol.GPUMemMiB())})
+}
+
+// Site factors below are 10000 * (1 - ln(1+hi)/ln(1+7 days)) with hi the
+// largest run plus 10%: 1800 s -> 4298, 600 s -> 5122, 60 s -> 6842.
+func TestDecide(t *testing.T) {
+	sf := func(v int64) *int64 { return &v }
+	cases := map[string]struct {
+		req        *wire.Request
+		hist       []predictor.Outcome
+		policy     Policy
+		action     wire.Action
+		tres       *wire.TRES
+		siteFactor *int64
+		annotation []string // substrings
+		message    []string
+	}{
+		"unseen job: default prediction, nothing changed": {
+			req: newReq("t1").gres("gres:gpu:a100:1").minutes(120).obj(), policy: sitePolicy,
+			action:     wire.Accept,
+			annotation: []string{"augur:tok=t1", "pred_gpu_mem=80G", "pred_time=02:00:00", "src=default/default"},
+		},
+		"unseen typeless job is not moved on a guess": {
+			req: newReq("t2").gres("gres:gpu:2").obj(), policy: sitePolicy,
+			action: wire.Accept, annotation: []string{"pred_gpu_mem=unknown", "pred_time=unknown"},
+		},
+		"typeless job that fits a t4 goes to t4": {
+			req: newReq("t3").gres("gres:gpu:2").obj(), hist: runs(10240, 1800, 3), policy: sitePolicy,
+			action: wire.Accept, tres: &wire.TRES{PerNode: "gres:gpu:t4:2"}, siteFactor: sf(4298),
+			annotation: []string{"gpu_type=t4", "src=history/history", "runs=3", "pred_gpu_mem=10G(p95:10.5G)"},
+		},
+		"typeless --gpus job too big for t4 goes to a100": {
+			req: newReq("t4").gpus("gres:gpu:4").obj(), hist: runs(30000, 1800, 2), policy: sitePolicy,
+			action: wire.Accept, tres: &wire.TRES{PerJob: "gres:gpu:a100:4"}, siteFactor: sf(4298),
+			annotation: []string{"gpu_type=a100"},
+		},
+		"rewrite off: typeless stays typeless": {
+			req: newReq("t5").gres("gres:gpu:1").obj(), hist: runs(10240, 60, 1),
+			policy: Policy{GPUTypes: sitePolicy.GPUTypes},
+			action: wire.Accept, annotation: []string{"src=history/history"},
+		},
+		"certain OOM on t4 is rejected with what to change": {
+			req: newReq("t6").gres("gres:gpu:t4:1").obj(), hist: runs(39000, 600, 3), policy: sitePolicy,
+			action:  wire.Reject,
+			message: []string{"at least 38.1G", "3 earlier runs", "16G of a t4", "--gres=gpu:a100:N"},
+		},
+		"one run that fit means no certainty": {
+			req:    newReq("t7").gres("gres:gpu:t4:1").obj(),
+			hist:   append(runs(39000, 600, 2), predictor.Outcome{PeakGPUMemMiB: 12000, ExitState: "COMPLETED", RuntimeSec: 600}),
+			policy: sitePolicy, action: wire.Accept, siteFactor: sf(5122),
+		},
+		"reject off: accepted": {
+			req: newReq("t8").gres("gres:gpu:t4:1").obj(), hist: runs(39000, 600, 3),
+			policy: Policy{GPUTypes: sitePolicy.GPUTypes}, action: wire.Accept,
+		},
+		"bigger than every GPU: reject says so": {
+			req: newReq("t9").gres("gres:gpu:a100:1").obj(), hist: runs(90000, 600, 1), policy: sitePolicy,
+			action: wire.Reject, message: []string{"No GPU type here has that much memory"},
+		},
+		"unparseable gres: accepted unchanged": {
+			req: newReq("t10").gres("gres:gpu:a100:lots").obj(), hist: runs(1000, 60, 1), policy: sitePolicy,
+			action: wire.Accept, siteFactor: sf(6842),
+		},
+		"shard request is the user's choice": {
+			req: newReq("t11").gres("gres:shard:2").obj(), hist: runs(1000, 60, 1), policy: sitePolicy,
+			action: wire.Accept, siteFactor: sf(6842),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := decide(tc.req, tc.hist, tc.policy)
+			if d.Action != tc.action {
+				t.Fatalf("action = %s, want %s (notes %v, message %q)", d.Action, tc.action, d.Notes, d.Message)
+			}
+			if diff := cmp.Diff(tc.tres, d.TRES); diff != "" {
+				t.Errorf("TRES (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.siteFactor, d.SiteFactor); diff != "" {
+				t.Errorf("SiteFactor (-want +got):\n%s", diff)
+			}
+			if !strings.HasPrefix(d.Annotation, "augur:") {
+				t.Errorf("annotation %q does not start with augur:", d.Annotation)
+			}
+			for _, s := range tc.annotation {
+				if !strings.Contains(d.Annotation, s) {
+					t.Errorf("annotation %q lacks %q", d.Annotation, s)
+				}
+			}
+			for _, s := range tc.message {
+				if !strings.Contains(d.Message, s) {
+					t.Errorf("message %q lacks %q", d.Message, s)
+				}
+			}
+			resp := d.Response(tc.req.Token)
+			if err := resp.Validate(tc.req.Token); err != nil {
+				t.Errorf("response does not validate: %v", err)
+			}
+		})
+	}
+}
+
+func TestSiteFactorFallsWithRuntime(t *testing.T) {
+	prev := int64(sitePolicy.SiteFactorMax + 1)
+	for _, sec := range []float64{1, 60, 600, 3600, 86400, 7 * 86400, 30 * 86400} {
+		p := predictor.Prediction{RuntimeSec: predictor.Quantiles{P50: sec, Hi: sec}, RuntimeSource: predictor.SourceHistory}
+		got, ok := siteFactor(sitePolicy, p)
+		if !ok || got > prev || got < 0 {
+			t.Fatalf("runtime %vs: site factor %d (ok %v) after %d", sec, got, ok, prev)
+		}
+		prev = got
+	}
+	if prev != 0 {
+		t.Errorf("a month-long job gets %d, want 0", prev)
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for in, want := range map[float64]string{512: "512M", 1024: "1G", 15565: "15.2G", 81920: "80G", 3 << 20: "3T"} {
+		if got := FormatMiB(in); got != want {
+			t.Errorf("FormatMiB(%v) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[float64]string{0: "00:00:00", 59.6: "00:01:00", 3600: "01:00:00", 90061: "1-01:01:01"} {
+		if got := FormatSeconds(in); got != want {
+			t.Errorf("FormatSeconds(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzDecide: any request the wire decoder accepts gets a decision whose
+// response validates. Never a panic.
+func FuzzDecide(f *testing.F) {
+	f.Add("t", "gres:gpu:2", "", "#!/bin/sh\ntrue\n", uint32(60), 10240.0, 600.0)
+	f.Add("t", "gres:gpu:t4:1", "gres:gpu:4", "#SBATCH --gres=gpu:1\n", uint32(0), 1e9, -1.0)
+	f.Add("t", "\xff", "gres:shard:1k", "", uint32(1<<31), 0.0, 1e300)
+	f.Fuzz(func(t *testing.T, token, node, job, script string, minutes uint32, mem, sec float64) {
+		body := []byte(`{"v":1,"token":` + quote(token) + `}`)
+		r, err := wire.DecodeRequest(body)
+		if err != nil {
+			return
+		}
+		r.TRES = wire.TRES{PerNode: node, PerJob: job}
+		r.Script, r.TimeLimitMin = script, minutes
+		hist := []predictor.Outcome{{PeakGPUMemMiB: mem, RuntimeSec: sec, ExitState: "COMPLETED"}}
+		d := decide(r, hist, sitePolicy)
+		resp := d.Response(r.Token)
+		if err := resp.Validate(r.Token); err != nil {
+			t.Fatalf("decision does not validate: %v (%+v)", err, resp)
+		}
+	})
+}
+
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, c := range []byte(s) {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			continue
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// BenchmarkDecide is the decision core's throughput: one realistic
+// submission with three runs of history, typeless, rewritten to a type.
+func BenchmarkDecide(b *testing.B) {
+	r := newReq("0123456789abcdef0123456789abcdef").gres("gres:gpu:2").minutes(240).obj()
+	r.Script = strings.Repeat("#SBATCH --cpus-per-task=8\n", 10) +
+		"module load cuda\nsource ~/venv/bin/activate\ntorchrun --nproc_per_node 2 train.py --model vit_base_patch16_224 --batch-size 128 --epochs 90 --data /datasets/imagenet\n"
+	hist := runs(10240, 1800, 3)
+	pol := sitePolicy
+	pred := predictor.NewHistory(1, pol.GPUMemMiB())
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			job, err := JobFromRequest(r)
+			d := Decide(Input{Request: r, Job: job, GresErr: err, History: hist, Policy: pol, Predictor: pred})
+			if d.TRES == nil {
+				b.Fatal("not rewritten")
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+}

@@ -1,0 +1,108 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/augur-hpc/augur/sidecar/config"
+	"github.com/augur-hpc/augur/sidecar/metrics"
+	"github.com/augur-hpc/augur/sidecar/server"
+	"github.com/augur-hpc/augur/sidecar/store"
+)
+
+// shutdownGrace bounds how long a stop waits for requests in flight.
+const shutdownGrace = 2 * time.Second
+
+// Run is augurd's life: open the store, serve metrics and the shim socket,
+// apply configurations arriving on reload, and stop cleanly when ctx ends.
+// The socket opens last, so the shim fails open (rather than waits) until
+// augurd can really decide.
+func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-chan *config.Config) error {
+	log.Info("augurd starting", "config", cfg.Path, "socket", cfg.Socket.Path, "store", cfg.Store.Path,
+		"metrics", cfg.Metrics.Listen, "shim_timeout_seconds", cfg.Shim.Timeout.Seconds(),
+		"gpu_types", len(cfg.Cluster.GPUTypes), "rewrite_typeless_gpus", cfg.Policy.RewriteTypelessGPUs,
+		"reject_certain_oom", cfg.Policy.RejectCertainOOM, "site_factor_max", cfg.Policy.SiteFactorMax)
+
+	allowed, err := cfg.AllowedUIDs()
+	if err != nil {
+		// A SlurmUser that does not resolve here would lock slurmctld out.
+		return fmt.Errorf("slurm_user / socket.allowed_users: %w", err)
+	}
+
+	st, err := store.Open(ctx, cfg.Store.Path, store.Options{Logger: log.With("component", "store")})
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			log.Error("closing store", "err", err)
+		}
+	}()
+
+	m := metrics.New(func() float64 { return float64(st.Pending()) })
+	svc := NewService(cfg, st, m, log.With("component", "decide"), time.Now)
+
+	var httpSrv *http.Server
+	if cfg.Metrics.Listen != "" {
+		ln, err := net.Listen("tcp", cfg.Metrics.Listen)
+		if err != nil {
+			return fmt.Errorf("metrics.listen %s: %w", cfg.Metrics.Listen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintln(w, "ok")
+		})
+		httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics endpoint stopped", "err", err)
+			}
+		}()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			defer cancel()
+			httpSrv.Shutdown(sctx)
+		}()
+	}
+
+	ln, err := server.Listen(cfg.Socket.Path, os.FileMode(cfg.Socket.Mode))
+	if err != nil {
+		return err
+	}
+	srv := server.New(ln, svc, server.Options{
+		Allowed: allowed,
+		Logger:  log.With("component", "socket"),
+		Events: server.Events{
+			PeerRefused:  func(server.Peer) { m.RefusedFor(metrics.RefusePeer) },
+			BadRequest:   func(error) { m.RefusedFor(metrics.RefuseDecode) },
+			HandlerPanic: func(any) { m.RefusedFor(metrics.RefusePanic) },
+		},
+	})
+
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case next := <-reload:
+				if next.Socket.Path != cfg.Socket.Path || next.Store.Path != cfg.Store.Path || next.Metrics.Listen != cfg.Metrics.Listen {
+					log.Warn("socket.path, store.path and metrics.listen change only on restart; other settings applied")
+				}
+				svc.Reload(next)
+				log.Info("configuration reloaded", "config", next.Path)
+			}
+		}
+	}()
+
+	log.Info("augurd ready", "socket", cfg.Socket.Path, "allowed_uids", len(allowed))
+	err = srv.Serve(ctx, shutdownGrace)
+	log.Info("augurd stopping", "pending_records", st.Pending())
+	return err
+}

@@ -1,0 +1,236 @@
+// Package daemon is augurd: it wires the config, the store, the metrics, the
+// shim socket and the pure decision core together, and holds the one piece
+// of glue between them, Service.Handle.
+//
+//	socket ─> server ─> Service.Handle ─┬─> store.History (same user + signature)
+//	                                    ├─> core.Decide (pure)
+//	                                    ├─> store.Record (group commit, bounded wait)
+//	                                    └─> metrics
+//
+// Run starts everything from a *config.Config and stops it cleanly when its
+// context ends; Reload swaps the policy on SIGHUP without dropping a request.
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os/user"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/augur-hpc/augur/predictor"
+	"github.com/augur-hpc/augur/sidecar/config"
+	"github.com/augur-hpc/augur/sidecar/core"
+	"github.com/augur-hpc/augur/sidecar/metrics"
+	"github.com/augur-hpc/augur/sidecar/server"
+	"github.com/augur-hpc/augur/sidecar/store"
+	"github.com/augur-hpc/augur/slurm-plugin/wire"
+)
+
+// Store is what the service needs of augurd's database.
+type Store interface {
+	Record(ctx context.Context, sub store.Submission) error
+	History(ctx context.Context, userID uint32, signature string, limit int) ([]store.Outcome, error)
+}
+
+// historyLimit is how many earlier runs a decision looks at.
+const historyLimit = 20
+
+// historyBudget bounds the history query; past it the job is decided without history.
+const historyBudget = 10 * time.Millisecond
+
+// settings is everything a SIGHUP may change, swapped as one.
+type settings struct {
+	policy     core.Policy
+	predictor  predictor.Predictor
+	commitWait time.Duration
+}
+
+// Service decides submissions.
+type Service struct {
+	store   Store
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	now     func() time.Time
+	cur     atomic.Pointer[settings]
+	names   userNames
+}
+
+var _ server.Handler = (*Service)(nil)
+
+// NewService returns a Service deciding by cfg.
+func NewService(cfg *config.Config, st Store, m *metrics.Metrics, log *slog.Logger, now func() time.Time) *Service {
+	s := &Service{store: st, metrics: m, log: log, now: now}
+	s.Reload(cfg)
+	return s
+}
+
+// PolicyFrom maps the configuration onto the decision core's policy.
+func PolicyFrom(cfg *config.Config) core.Policy {
+	p := core.Policy{
+		RewriteTypeless:  cfg.Policy.RewriteTypelessGPUs,
+		RejectCertainOOM: cfg.Policy.RejectCertainOOM,
+		MinRunsToReject:  cfg.Policy.HistoryMinRuns,
+		SiteFactorMax:    cfg.Policy.SiteFactorMax,
+	}
+	for _, t := range cfg.Cluster.GPUTypes {
+		p.GPUTypes = append(p.GPUTypes, core.GPUType{Name: t.Name, MemMiB: t.Memory.MiB()})
+	}
+	return p
+}
+
+// Reload applies a new configuration's policy to the next decisions.
+func (s *Service) Reload(cfg *config.Config) {
+	pol := PolicyFrom(cfg)
+	s.cur.Store(&settings{
+		policy:     pol,
+		predictor:  predictor.NewHistory(cfg.Policy.HistoryMinRuns, pol.GPUMemMiB()),
+		commitWait: cfg.Store.CommitWait,
+	})
+}
+
+// Handle implements server.Handler.
+func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Request) wire.Response {
+	start := s.now()
+	set := s.cur.Load()
+	log := s.log.With("token", req.Token, "user_id", req.UserID, "job_name", req.Name)
+
+	s.shimStats(req.Shim)
+	job, gresErr := core.JobFromRequest(req)
+	hist := s.history(ctx, log, req.UserID, job.Script.Signature)
+	d := core.Decide(core.Input{
+		Request: req, Job: job, GresErr: gresErr,
+		History: hist, Policy: set.policy, Predictor: set.predictor,
+	})
+	resp := d.Response(req.Token)
+	elapsed := s.now().Sub(start)
+
+	s.record(ctx, log, set.commitWait, req, d, start, elapsed)
+	s.count(d)
+	s.metrics.DecisionDuration.Observe(s.now().Sub(start).Seconds())
+	if d.Action == wire.Reject {
+		log.Info("submission rejected", "reason", d.Message)
+	} else {
+		log.Debug("submission decided", "annotation", d.Annotation, "notes", d.Notes,
+			"decision_seconds", elapsed.Seconds())
+	}
+	return resp
+}
+
+func (s *Service) history(ctx context.Context, log *slog.Logger, uid uint32, sig string) []predictor.Outcome {
+	ctx, cancel := context.WithTimeout(ctx, historyBudget)
+	defer cancel()
+	rows, err := s.store.History(ctx, uid, sig, historyLimit)
+	if err != nil {
+		s.metrics.StoreFailed(metrics.StoreHistory)
+		log.Warn("history unavailable; deciding without it", "err", err)
+		return nil
+	}
+	out := make([]predictor.Outcome, len(rows))
+	for i, o := range rows {
+		out[i] = predictor.Outcome{
+			JobID: o.JobID, PeakGPUMemMiB: o.PeakGPUMemMiB, RuntimeSec: o.RuntimeSec,
+			ExitState: o.ExitState, GPUType: o.GPUType, EndedAt: o.EndedAt,
+		}
+	}
+	return out
+}
+
+// decisionRecord is the decision as stored (JSON in the submissions table).
+type decisionRecord struct {
+	Action     wire.Action          `json:"action"`
+	Message    string               `json:"message,omitempty"`
+	Annotation string               `json:"annotation,omitempty"`
+	TRES       *wire.TRES           `json:"tres,omitempty"`
+	SiteFactor *int64               `json:"site_factor,omitempty"`
+	Prediction predictor.Prediction `json:"prediction"`
+	Notes      []string             `json:"notes,omitempty"`
+}
+
+func (s *Service) record(ctx context.Context, log *slog.Logger, wait time.Duration, req *wire.Request, d core.Decision, at time.Time, took time.Duration) {
+	bare := *req
+	bare.Script = ""
+	reqJSON, _ := json.Marshal(&bare)
+	decJSON, _ := json.Marshal(decisionRecord{
+		Action: d.Action, Message: d.Message, Annotation: d.Annotation, TRES: d.TRES,
+		SiteFactor: d.SiteFactor, Prediction: d.Prediction, Notes: d.Notes,
+	})
+	p := d.Prediction
+	sub := store.Submission{
+		Token: req.Token, ReceivedAt: at, SubmitUID: req.SubmitUID, UserID: req.UserID,
+		User: s.names.lookup(req.UserID), Account: req.Account, Partition: req.Partition,
+		QOS: req.QOS, Name: req.Name, Script: req.Script, Signature: d.Signature,
+		Request: reqJSON, Decision: decJSON, Action: string(d.Action),
+		PredMemMiB: p.GPUMemMiB.P50, PredMemHiMiB: p.GPUMemMiB.Hi,
+		PredRuntimeSec: p.RuntimeSec.P50, PredRuntimeHiSec: p.RuntimeSec.Hi,
+		PredSource: string(p.MemSource), DecisionMicros: took.Microseconds(),
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	t0 := s.now()
+	err := s.store.Record(ctx, sub)
+	s.metrics.StoreCommitWait.Observe(s.now().Sub(t0).Seconds())
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded):
+		// Still queued: the writer commits it later. Answer now.
+		log.Debug("record not yet committed; answering anyway", "commit_wait_seconds", wait.Seconds())
+	default:
+		s.metrics.StoreFailed(metrics.StoreRecord)
+		log.Error("submission not recorded", "err", err)
+	}
+}
+
+func (s *Service) count(d core.Decision) {
+	if d.Action == wire.Reject {
+		s.metrics.Decided(metrics.ActionReject)
+	} else {
+		s.metrics.Decided(metrics.ActionAccept)
+	}
+	s.metrics.Predictions.WithLabelValues(string(d.Prediction.MemSource)).Inc()
+	if d.TRES != nil {
+		s.metrics.GPURewrites.Inc()
+	}
+	if d.SiteFactor != nil {
+		s.metrics.SiteFactors.Inc()
+	}
+}
+
+func (s *Service) shimStats(st wire.ShimStats) {
+	if st.FailOpens > 0 {
+		s.metrics.ShimFailOpen.Add(float64(st.FailOpens))
+	}
+	if st.Skipped > 0 {
+		s.metrics.ShimSkipped.Add(float64(st.Skipped))
+	}
+	if st.LastRoundTripUS > 0 {
+		s.metrics.ShimRoundTrip.Observe(float64(st.LastRoundTripUS) / 1e6)
+	}
+}
+
+// userNames resolves uids to names off the request path: a name not yet
+// known is looked up in the background (NSS may be LDAP, and slow) and the
+// record goes out with an empty name.
+type userNames struct {
+	m sync.Map // uint32 -> string ("" while a lookup runs)
+}
+
+func (u *userNames) lookup(uid uint32) string {
+	if v, ok := u.m.Load(uid); ok {
+		return v.(string)
+	}
+	if _, loaded := u.m.LoadOrStore(uid, ""); !loaded {
+		go func() {
+			name := strconv.FormatUint(uint64(uid), 10)
+			if usr, err := user.LookupId(name); err == nil {
+				name = usr.Username
+			}
+			u.m.Store(uid, name)
+		}()
+	}
+	return ""
+}

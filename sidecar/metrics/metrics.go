@@ -1,0 +1,160 @@
+// Package metrics defines every Prometheus metric augurd exports, in this one
+// file, under the augur_ namespace and in base units. Per-job data (job ids,
+// users) never becomes a label: it lives in the store.
+//
+//	shim stats ─┐
+//	decisions ──┼─> *Metrics ─> prometheus.Registry ─> GET /metrics
+//	store ──────┘
+package metrics
+
+import (
+	"net/http"
+	"runtime/debug"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+const namespace = "augur"
+
+// Label values are typed so that a typo cannot invent a series.
+type (
+	// Action is a decision's action: accept or reject.
+	Action string
+	// RefuseReason says why a shim connection was refused.
+	RefuseReason string
+	// StoreOp names a store operation.
+	StoreOp string
+)
+
+// The label values in use.
+const (
+	ActionAccept Action = "accept"
+	ActionReject Action = "reject"
+
+	RefusePeer   RefuseReason = "peer"   // caller not root or SlurmUser
+	RefuseDecode RefuseReason = "decode" // garbage on the socket
+	RefusePanic  RefuseReason = "panic"  // the decision panicked; answered fail-open
+
+	StoreRecord  StoreOp = "record"
+	StoreHistory StoreOp = "history"
+)
+
+// Metrics holds augurd's collectors.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	Decisions        *prometheus.CounterVec
+	DecisionDuration prometheus.Histogram
+	Predictions      *prometheus.CounterVec
+	GPURewrites      prometheus.Counter
+	SiteFactors      prometheus.Counter
+	Refused          *prometheus.CounterVec
+	ShimFailOpen     prometheus.Counter
+	ShimSkipped      prometheus.Counter
+	ShimRoundTrip    prometheus.Histogram
+	StoreErrors      *prometheus.CounterVec
+	StoreCommitWait  prometheus.Histogram
+}
+
+// New creates the metrics and registers them, with the Go and process
+// collectors, in a fresh registry. storePending reports the records waiting
+// to be committed.
+func New(storePending func() float64) *Metrics {
+	fq := func(sub, name string) string { return prometheus.BuildFQName(namespace, sub, name) }
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("", "decisions_total"),
+			Help: "Submission decisions made, by action.",
+		}, []string{"action"}),
+		DecisionDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    fq("", "decision_duration_seconds"),
+			Help:    "Time augurd spent on one submission, from the request read to the answer written.",
+			Buckets: prometheus.ExponentialBuckets(25e-6, 2, 14),
+		}),
+		Predictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("", "predictions_total"),
+			Help: "Predictions made at submission, by what the GPU memory prediction came from.",
+		}, []string{"source"}),
+		GPURewrites: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: fq("", "gpu_type_rewrites_total"),
+			Help: "Typeless GPU requests given a GPU type at submission.",
+		}),
+		SiteFactors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: fq("", "initial_site_factors_total"),
+			Help: "Submissions given an initial SiteFactor.",
+		}),
+		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("shim", "requests_refused_total"),
+			Help: "Requests on the shim socket that got no decision, by reason.",
+		}, []string{"reason"}),
+		ShimFailOpen: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: fq("shim", "fail_open_total"),
+			Help: "Submissions the shim accepted unchanged because augurd failed, as the shim reports them.",
+		}),
+		ShimSkipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: fq("shim", "cooldown_skipped_total"),
+			Help: "Of the fail-opens, submissions accepted during a cool-down without asking augurd.",
+		}),
+		ShimRoundTrip: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    fq("shim", "round_trip_seconds"),
+			Help:    "Round trip shim to augurd and back, as the shim measured it (reported with its next request).",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 14),
+		}),
+		StoreErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("store", "errors_total"),
+			Help: "Store operations that failed or ran out of time, by operation.",
+		}, []string{"op"}),
+		StoreCommitWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    fq("store", "commit_wait_seconds"),
+			Help:    "Time a submission's answer waited for its record to be committed.",
+			Buckets: prometheus.ExponentialBuckets(25e-6, 2, 14),
+		}),
+	}
+	version := "devel"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	buildInfo := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        fq("", "build_info"),
+		Help:        "Augur's build, as labels; always 1.",
+		ConstLabels: prometheus.Labels{"version": version},
+	}, func() float64 { return 1 })
+	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: fq("store", "pending_records"),
+		Help: "Records accepted but not yet committed to SQLite.",
+	}, storePending)
+	m.Registry.MustRegister(
+		m.Decisions, m.DecisionDuration, m.Predictions, m.GPURewrites, m.SiteFactors,
+		m.Refused, m.ShimFailOpen, m.ShimSkipped, m.ShimRoundTrip,
+		m.StoreErrors, m.StoreCommitWait, buildInfo, pending,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	for _, a := range []Action{ActionAccept, ActionReject} {
+		m.Decisions.WithLabelValues(string(a))
+	}
+	for _, r := range []RefuseReason{RefusePeer, RefuseDecode, RefusePanic} {
+		m.Refused.WithLabelValues(string(r))
+	}
+	for _, op := range []StoreOp{StoreRecord, StoreHistory} {
+		m.StoreErrors.WithLabelValues(string(op))
+	}
+	return m
+}
+
+// Decided counts one decision.
+func (m *Metrics) Decided(a Action) { m.Decisions.WithLabelValues(string(a)).Inc() }
+
+// RefusedFor counts one refused request.
+func (m *Metrics) RefusedFor(r RefuseReason) { m.Refused.WithLabelValues(string(r)).Inc() }
+
+// StoreFailed counts one failed store operation.
+func (m *Metrics) StoreFailed(op StoreOp) { m.StoreErrors.WithLabelValues(string(op)).Inc() }
+
+// Handler serves the registry.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}

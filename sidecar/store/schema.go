@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// migrations are the schema, one step per version: migrations[i] takes a
+// database from user_version i to i+1. Steps are only ever appended; a step
+// that has shipped is never edited.
+//
+// Times are integer nanoseconds since the Unix epoch (UTC), 0 when unknown.
+// Request and decision JSON are stored as TEXT so that sqlite3's JSON
+// functions work on them in ad-hoc queries.
+var migrations = []string{
+	// 1: scripts, submissions, outcomes.
+	`
+CREATE TABLE scripts (
+	sha256      BLOB PRIMARY KEY,  -- of the uncompressed script
+	size_bytes  INTEGER NOT NULL,  -- uncompressed length
+	compression TEXT NOT NULL CHECK (compression IN ('none', 'gzip')),
+	body        BLOB NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE submissions (
+	token               TEXT PRIMARY KEY,
+	received_at_ns      INTEGER NOT NULL,
+	submit_uid          INTEGER NOT NULL,
+	user_id             INTEGER NOT NULL,
+	user_name           TEXT NOT NULL,
+	account             TEXT NOT NULL,
+	partition_name      TEXT NOT NULL,
+	qos                 TEXT NOT NULL,
+	job_name            TEXT NOT NULL,
+	script_sha256       BLOB NOT NULL REFERENCES scripts (sha256),
+	signature           TEXT NOT NULL,
+	request_json        TEXT,
+	decision_json       TEXT,
+	action              TEXT NOT NULL CHECK (action IN ('accept', 'reject')),
+	pred_mem_mib        REAL NOT NULL,
+	pred_mem_hi_mib     REAL NOT NULL,
+	pred_runtime_sec    REAL NOT NULL,
+	pred_runtime_hi_sec REAL NOT NULL,
+	pred_source         TEXT NOT NULL,
+	decision_us         INTEGER NOT NULL,
+	job_id              INTEGER            -- NULL until linked
+);
+CREATE INDEX submissions_job_id ON submissions (job_id) WHERE job_id IS NOT NULL;
+CREATE INDEX submissions_script ON submissions (script_sha256);
+
+CREATE TABLE outcomes (
+	job_id            INTEGER PRIMARY KEY,
+	token             TEXT NOT NULL,       -- '' when unknown; no foreign key, the submission may still be queued
+	user_id           INTEGER NOT NULL,
+	signature         TEXT NOT NULL,
+	gpu_type          TEXT NOT NULL,
+	gpus              INTEGER NOT NULL,
+	peak_gpu_mem_mib  REAL NOT NULL,
+	runtime_sec       REAL NOT NULL,
+	exit_state        TEXT NOT NULL,
+	ended_at_ns       INTEGER NOT NULL,
+	source            TEXT NOT NULL
+);
+-- History: newest first for one user and signature. job_id is the rowid, so
+-- the index also orders ties by job_id without a sort.
+CREATE INDEX outcomes_history ON outcomes (user_id, signature, ended_at_ns);
+`,
+}
+
+// ErrSchemaTooNew means the database was written by a newer build of augurd.
+var ErrSchemaTooNew = errors.New("database schema is newer than this build")
+
+// migrate brings the database up to SchemaVersion in one transaction.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn): one migrator at a time
+	if err != nil {
+		return fmt.Errorf("begin migration: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+
+	var have int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("database schema version %d, this build knows up to %d: %w",
+			have, len(migrations), ErrSchemaTooNew)
+	}
+	if have == len(migrations) {
+		return nil
+	}
+	for v := have; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrate schema %d to %d: %w", v, v+1, err)
+		}
+	}
+	// PRAGMA takes no bound parameters; the value is our own integer.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+		return fmt.Errorf("set schema version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit migration: %w", err)
+	}
+	return nil
+}

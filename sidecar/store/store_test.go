@@ -1,0 +1,631 @@
+package store_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/augur-hpc/augur/sidecar/store"
+)
+
+var ctx = context.Background()
+
+// bigScript is a compressible script over the 4 KiB threshold.
+func bigScript(n int) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/bash\n#SBATCH --gres=gpu:4\n")
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString("srun python step.py --shard ")
+		b.WriteString(token(i))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// randomScript is an incompressible script of n bytes.
+func randomScript(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return string(b)
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	cases := map[string]struct {
+		sub             store.Submission
+		wantCompression string
+	}{
+		"small script": {
+			sub:             newSub("01").Obj(),
+			wantCompression: "none",
+		},
+		"script over 4 KiB is gzipped": {
+			sub:             newSub("02").Script(bigScript(20<<10)).Pred(1024, 2048, 60, 120).Job(77).Obj(),
+			wantCompression: "gzip",
+		},
+		"incompressible big script is stored as is": {
+			sub:             newSub("03").Script(randomScript(8 << 10)).Reject().Obj(),
+			wantCompression: "none",
+		},
+		"empty fields, zero time, no JSON": {
+			sub: store.Submission{Token: "04", Action: store.ActionReject},
+			// The empty script is a script like any other.
+			wantCompression: "none",
+		},
+	}
+	path := dbPath(t)
+	s := openStore(t, path, store.Options{})
+	raw := rawDB(t, path)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := s.Record(ctx, tc.sub); err != nil {
+				t.Fatalf("Record: %v", err)
+			}
+			got, err := s.Submission(ctx, tc.sub.Token)
+			if err != nil {
+				t.Fatalf("Submission: %v", err)
+			}
+			if diff := cmp.Diff(tc.sub, got); diff != "" {
+				t.Errorf("Submission round trip (-want +got):\n%s", diff)
+			}
+			sum := sha256.Sum256([]byte(tc.sub.Script))
+			var compression string
+			if err := raw.QueryRow("SELECT compression FROM scripts WHERE sha256 = ?", sum[:]).Scan(&compression); err != nil {
+				t.Fatal(err)
+			}
+			if compression != tc.wantCompression {
+				t.Errorf("script compression = %q, want %q", compression, tc.wantCompression)
+			}
+		})
+	}
+}
+
+func TestScriptDedupe(t *testing.T) {
+	big := bigScript(10 << 10)
+	cases := map[string]struct {
+		scripts     []string
+		wantScripts int64
+	}{
+		"same big script twice":      {scripts: []string{big, big}, wantScripts: 1},
+		"same small script 1000x":    {scripts: repeat("#!/bin/sh\nhostname\n", 1000), wantScripts: 1},
+		"two scripts, interleaved":   {scripts: []string{big, "a", big, "a", big}, wantScripts: 2},
+		"distinct scripts":           {scripts: []string{"a", "b", big}, wantScripts: 3},
+		"one byte differs, two rows": {scripts: []string{big, big + " "}, wantScripts: 2},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := dbPath(t)
+			s := openStore(t, path, store.Options{})
+			// Concurrently, so that duplicates also meet inside one batch.
+			var wg sync.WaitGroup
+			for i, script := range tc.scripts {
+				wg.Go(func() {
+					if err := s.Record(ctx, newSub(token(i)).Script(script).Obj()); err != nil {
+						t.Errorf("Record: %v", err)
+					}
+				})
+			}
+			wg.Wait()
+			raw := rawDB(t, path)
+			if got := queryInt(t, raw, "SELECT count(*) FROM scripts"); got != tc.wantScripts {
+				t.Errorf("scripts rows = %d, want %d", got, tc.wantScripts)
+			}
+			if got, want := queryInt(t, raw, "SELECT count(*) FROM submissions"), int64(len(tc.scripts)); got != want {
+				t.Errorf("submissions rows = %d, want %d", got, want)
+			}
+			for i, script := range tc.scripts {
+				got, err := s.Submission(ctx, token(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Script != script {
+					t.Errorf("submission %d: script of %d bytes, want %d", i, len(got.Script), len(script))
+				}
+			}
+		})
+	}
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestRecordExactlyOnce(t *testing.T) {
+	s := openStore(t, dbPath(t), store.Options{})
+	first := newSub("aa").Obj()
+	retry := newSub("aa").User(2000, "bo").Obj() // a retry must not replace the first row
+	for _, sub := range []store.Submission{first, retry, first} {
+		if err := s.Record(ctx, sub); err != nil {
+			t.Fatalf("Record: %v", err)
+		}
+	}
+	n, err := s.CountSubmissions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("CountSubmissions = %d, want 1", n)
+	}
+	got, err := s.Submission(ctx, "aa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(first, got); diff != "" {
+		t.Errorf("stored row (-want +got):\n%s", diff)
+	}
+}
+
+func TestRecordConcurrent(t *testing.T) {
+	const goroutines, perGoroutine = 50, 200
+	s := openStore(t, dbPath(t), store.Options{})
+	scripts := []string{"#!/bin/sh\na\n", "#!/bin/sh\nb\n", bigScript(6 << 10)}
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range perGoroutine {
+				n := g*perGoroutine + i
+				if err := s.Record(ctx, newSub(token(n)).Script(scripts[n%len(scripts)]).Obj()); err != nil {
+					t.Errorf("Record %d: %v", n, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := s.Pending(); got != 0 {
+		t.Errorf("Pending = %d, want 0", got)
+	}
+	n, err := s.CountSubmissions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != goroutines*perGoroutine {
+		t.Errorf("CountSubmissions = %d, want %d", n, goroutines*perGoroutine)
+	}
+	for _, n := range []int{0, 1, 4999, goroutines*perGoroutine - 1} {
+		got, err := s.Submission(ctx, token(n))
+		if err != nil {
+			t.Fatalf("Submission %d: %v", n, err)
+		}
+		if diff := cmp.Diff(newSub(token(n)).Script(scripts[n%len(scripts)]).Obj(), got); diff != "" {
+			t.Errorf("submission %d (-want +got):\n%s", n, diff)
+		}
+	}
+}
+
+// TestRecordLockedDatabase: while another process holds the write lock,
+// Record gives up at its deadline, the rows stay queued, and once the lock
+// is gone they are written in order.
+func TestRecordLockedDatabase(t *testing.T) {
+	path := dbPath(t)
+	var warns atomic.Int64
+	s := openStore(t, path, store.Options{
+		Logger:      slog.New(countingHandler{&warns}),
+		BusyTimeout: 20 * time.Millisecond,
+		RetryMin:    5 * time.Millisecond,
+		RetryMax:    50 * time.Millisecond,
+	})
+	release := lockDB(t, path)
+
+	rctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := s.Record(rctx, newSub("10").Obj())
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Record on a locked database = %v, want context.DeadlineExceeded", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Record took %s to give up, want about its 100ms deadline", took)
+	}
+	// LinkJob queues behind the Record it refers to.
+	linked := make(chan error, 1)
+	go func() { linked <- s.LinkJob(ctx, "10", 4242) }()
+	waitFor(t, 5*time.Second, "both writes queued", func() bool { return s.Pending() == 2 })
+	waitFor(t, 5*time.Second, "a failed commit logged", func() bool { return warns.Load() > 0 })
+
+	release()
+	if err := <-linked; err != nil {
+		t.Fatalf("LinkJob after the lock was released: %v", err)
+	}
+	waitFor(t, 5*time.Second, "Pending to drop to 0", func() bool { return s.Pending() == 0 })
+	got, err := s.Submission(ctx, "10")
+	if err != nil {
+		t.Fatalf("Submission after the lock was released: %v", err)
+	}
+	if diff := cmp.Diff(newSub("10").Job(4242).Obj(), got); diff != "" {
+		t.Errorf("row written after the lock (-want +got):\n%s", diff)
+	}
+}
+
+func TestRecordQueueFull(t *testing.T) {
+	path := dbPath(t)
+	s := openStore(t, path, store.Options{MaxQueue: 2, BusyTimeout: 10 * time.Millisecond})
+	release := lockDB(t, path)
+	for i := range 2 {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+		err := s.Record(rctx, newSub(token(i)).Obj())
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Record %d = %v, want context.DeadlineExceeded", i, err)
+		}
+	}
+	if err := s.Record(ctx, newSub(token(2)).Obj()); !errors.Is(err, store.ErrQueueFull) {
+		t.Errorf("Record past MaxQueue = %v, want ErrQueueFull", err)
+	}
+	release()
+	waitFor(t, 5*time.Second, "queue to drain", func() bool { return s.Pending() == 0 })
+	if n, _ := s.CountSubmissions(ctx); n != 2 {
+		t.Errorf("CountSubmissions = %d, want 2", n)
+	}
+}
+
+func TestRecordInvalid(t *testing.T) {
+	s := openStore(t, dbPath(t), store.Options{})
+	cases := map[string]store.Submission{
+		"empty token":      newSub("").Obj(),
+		"token too long":   newSub(strings.Repeat("a", store.MaxTokenLen+1)).Obj(),
+		"token not hex":    newSub("abc'; DROP TABLE").Obj(),
+		"unknown action":   func() store.Submission { s := newSub("01").Obj(); s.Action = "maybe"; return s }(),
+		"job id too large": newSub("02").Job(1 << 63).Obj(),
+	}
+	for name, sub := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := s.Record(ctx, sub); !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("Record = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if n, _ := s.CountSubmissions(ctx); n != 0 {
+		t.Errorf("CountSubmissions = %d, want 0", n)
+	}
+}
+
+func TestCloseFlushes(t *testing.T) {
+	path := dbPath(t)
+	s, err := store.Open(ctx, path, store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Callers that stop waiting at once leave their rows queued.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	for i := range 500 {
+		err := s.Record(done, newSub(token(i)).Obj())
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("Record: %v", err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("second Close = %v, want ErrClosed", err)
+	}
+	if err := s.Record(ctx, newSub("ff").Obj()); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Record after Close = %v, want ErrClosed", err)
+	}
+	if got := queryInt(t, rawDB(t, path), "SELECT count(*) FROM submissions"); got != 500 {
+		t.Errorf("rows after Close = %d, want 500", got)
+	}
+}
+
+func TestCloseGivesUp(t *testing.T) {
+	path := dbPath(t)
+	s, err := store.Open(ctx, path, store.Options{
+		Logger:       slog.New(slog.DiscardHandler),
+		BusyTimeout:  10 * time.Millisecond,
+		CloseTimeout: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := lockDB(t, path)
+	defer release()
+	errc := make(chan error, 1)
+	go func() { errc <- s.Record(ctx, newSub("01").Obj()) }()
+	waitFor(t, 5*time.Second, "the row queued", func() bool { return s.Pending() == 1 })
+	start := time.Now()
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "1 queued writes not committed") {
+		t.Errorf("Close with the database locked = %v, want an error counting 1 lost write", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Close took %s, want about its 100ms CloseTimeout", took)
+	}
+	if err := <-errc; !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Record abandoned by Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestOpenCreatesWithModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "var", "lib", "augur")
+	path := filepath.Join(dir, "augur.db")
+	openStore(t, path, store.Options{})
+	for p, max := range map[string]os.FileMode{dir: 0o750, path: 0o640} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := fi.Mode().Perm(); perm&^max != 0 {
+			t.Errorf("%s has mode %v, want no more than %v", p, perm, max)
+		}
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	cases := map[string]struct {
+		userVersion int // set before reopening; 0 leaves it
+		wantErr     error
+		wantMsg     []string
+	}{
+		"reopen keeps data":    {},
+		"newer schema refused": {userVersion: 99, wantErr: store.ErrSchemaTooNew, wantMsg: []string{"99", "1"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := dbPath(t)
+			s, err := store.Open(ctx, path, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Record(ctx, newSub("01").Obj()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			raw := rawDB(t, path)
+			if got := queryInt(t, raw, "PRAGMA user_version"); got != 1 {
+				t.Errorf("user_version = %d, want 1", got)
+			}
+			if tc.userVersion != 0 {
+				if _, err := raw.Exec(fmt.Sprintf("PRAGMA user_version = %d", tc.userVersion)); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			s, err = store.Open(ctx, path, store.Options{})
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("reopen = %v, want %v", err, tc.wantErr)
+			}
+			if err != nil {
+				for _, m := range tc.wantMsg {
+					if !strings.Contains(err.Error(), m) {
+						t.Errorf("reopen error %q does not name %q", err, m)
+					}
+				}
+				return
+			}
+			defer s.Close()
+			got, err := s.Submission(ctx, "01")
+			if err != nil {
+				t.Fatalf("Submission after reopen: %v", err)
+			}
+			if diff := cmp.Diff(newSub("01").Obj(), got); diff != "" {
+				t.Errorf("after reopen (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHistory(t *testing.T) {
+	s := openStore(t, dbPath(t), store.Options{})
+	outcomes := []store.Outcome{
+		newOutcome(1).EndedAt(1 * time.Hour).Obj(),
+		newOutcome(2).EndedAt(3 * time.Hour).Exit("OUT_OF_MEMORY").Obj(),
+		newOutcome(3).EndedAt(2 * time.Hour).Obj(),
+		newOutcome(4).EndedAt(2 * time.Hour).Obj(), // ties with 3: higher job id first
+		newOutcome(5).EndedAt(9 * time.Hour).User(2000).Obj(),
+		newOutcome(6).EndedAt(9 * time.Hour).Sig("sig-other").Obj(),
+		newOutcome(7).Obj(), // ended at t0
+	}
+	for _, o := range outcomes {
+		if err := s.AddOutcome(ctx, o); err != nil {
+			t.Fatalf("AddOutcome %d: %v", o.JobID, err)
+		}
+	}
+	cases := map[string]struct {
+		user    uint32
+		sig     string
+		limit   int
+		wantIDs []uint64
+		wantErr error
+	}{
+		"newest first, ties by job id": {user: 1000, sig: "sig-train", limit: 10, wantIDs: []uint64{2, 4, 3, 1, 7}},
+		"limit":                        {user: 1000, sig: "sig-train", limit: 2, wantIDs: []uint64{2, 4}},
+		"other user":                   {user: 2000, sig: "sig-train", limit: 10, wantIDs: []uint64{5}},
+		"other signature":              {user: 1000, sig: "sig-other", limit: 10, wantIDs: []uint64{6}},
+		"user with no history":         {user: 3000, sig: "sig-train", limit: 10},
+		"limit must be positive":       {user: 1000, sig: "sig-train", limit: 0, wantErr: store.ErrInvalid},
+	}
+	byID := map[uint64]store.Outcome{}
+	for _, o := range outcomes {
+		byID[o.JobID] = o
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := s.History(ctx, tc.user, tc.sig, tc.limit)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("History = %v, want %v", err, tc.wantErr)
+			}
+			var want []store.Outcome
+			for _, id := range tc.wantIDs {
+				want = append(want, byID[id])
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("History (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHistoryUsesIndex(t *testing.T) {
+	path := dbPath(t)
+	openStore(t, path, store.Options{})
+	rows, err := rawDB(t, path).Query("EXPLAIN QUERY PLAN "+store.HistorySQL, 1000, "sig", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	want := []string{"SEARCH outcomes USING INDEX outcomes_history (user_id=? AND signature=?)"}
+	if diff := cmp.Diff(want, plan); diff != "" {
+		t.Errorf("History query plan (-want +got):\n%s", diff)
+	}
+}
+
+func TestAddOutcomeIdempotent(t *testing.T) {
+	path := dbPath(t)
+	s := openStore(t, path, store.Options{})
+	first := newOutcome(9).Token("ab").Runtime(100).Obj()
+	resent := newOutcome(9).Token("ab").Runtime(999).Source("import").Obj()
+	for _, o := range []store.Outcome{first, first, resent} {
+		if err := s.AddOutcome(ctx, o); err != nil {
+			t.Fatalf("AddOutcome: %v", err)
+		}
+	}
+	if got := queryInt(t, rawDB(t, path), "SELECT count(*) FROM outcomes"); got != 1 {
+		t.Errorf("outcomes rows = %d, want 1", got)
+	}
+	got, err := s.History(ctx, first.UserID, first.Signature, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]store.Outcome{first}, got); diff != "" {
+		t.Errorf("kept outcome (-want +got):\n%s", diff)
+	}
+	if err := s.AddOutcome(ctx, newOutcome(0).Obj()); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("AddOutcome with job id 0 = %v, want ErrInvalid", err)
+	}
+}
+
+func TestLinkJob(t *testing.T) {
+	s := openStore(t, dbPath(t), store.Options{})
+	if err := s.Record(ctx, newSub("c0").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		token     string
+		jobID     uint64
+		wantErr   error
+		wantJobID uint64 // of submission c0 afterwards
+	}{
+		"links":          {token: "c0", jobID: 31, wantJobID: 31},
+		"unknown token":  {token: "c1", jobID: 32, wantErr: store.ErrNotFound, wantJobID: 31},
+		"job id zero":    {token: "c0", jobID: 0, wantErr: store.ErrInvalid, wantJobID: 31},
+		"bad token":      {token: "", jobID: 33, wantErr: store.ErrInvalid, wantJobID: 31},
+		"relink updates": {token: "c0", jobID: 34, wantJobID: 34},
+	}
+	// In order: each case sees the ones before.
+	for _, name := range []string{"links", "unknown token", "job id zero", "bad token", "relink updates"} {
+		tc := cases[name]
+		t.Run(name, func(t *testing.T) {
+			if err := s.LinkJob(ctx, tc.token, tc.jobID); !errors.Is(err, tc.wantErr) {
+				t.Errorf("LinkJob = %v, want %v", err, tc.wantErr)
+			}
+			got, err := s.Submission(ctx, "c0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.JobID != tc.wantJobID {
+				t.Errorf("JobID = %d, want %d", got.JobID, tc.wantJobID)
+			}
+		})
+	}
+}
+
+func TestSubmissionNotFound(t *testing.T) {
+	s := openStore(t, dbPath(t), store.Options{})
+	if _, err := s.Submission(ctx, "dead"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Submission of unknown token = %v, want ErrNotFound", err)
+	}
+}
+
+func TestIntegrityCheck(t *testing.T) {
+	cases := map[string]struct {
+		damage  string // SQL run with foreign keys off before the check
+		wantErr error
+	}{
+		"healthy": {},
+		"submission without its script": {
+			damage:  "DELETE FROM scripts",
+			wantErr: store.ErrCorrupt,
+		},
+		"schema version changed": {
+			damage:  "PRAGMA user_version = 0",
+			wantErr: store.ErrCorrupt,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := dbPath(t)
+			s := openStore(t, path, store.Options{})
+			if err := s.Record(ctx, newSub("01").Script(bigScript(5<<10)).Obj()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.AddOutcome(ctx, newOutcome(1).Obj()); err != nil {
+				t.Fatal(err)
+			}
+			if tc.damage != "" {
+				if _, err := rawDB(t, path).Exec(tc.damage); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.IntegrityCheck(ctx); !errors.Is(err, tc.wantErr) {
+				t.Errorf("IntegrityCheck = %v, want %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestReaderLatest(t *testing.T) {
+	path := dbPath(t)
+	s := openStore(t, path, store.Options{})
+	ctx := context.Background()
+	for i := 0; i < 5; i++ {
+		if err := s.Record(ctx, newSub(token(i)).At(time.Duration(i)*time.Second).Obj()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := store.OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := r.Latest(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks []string
+	for _, g := range got {
+		toks = append(toks, g.Token)
+	}
+	if diff := cmp.Diff([]string{token(4), token(3), token(2)}, toks); diff != "" {
+		t.Errorf("newest first (-want +got):\n%s", diff)
+	}
+	if _, err := store.OpenReadOnly(ctx, path+".missing"); err == nil {
+		t.Error("opened a missing database")
+	}
+}

@@ -1,0 +1,326 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// opKind says what a queued write does.
+type opKind uint8
+
+const (
+	opSubmit opKind = iota + 1
+	opLink
+	opOutcome
+)
+
+// op is one queued write and the channel its caller waits on.
+type op struct {
+	kind  opKind
+	sub   *Submission // opSubmit
+	sum   [32]byte    // opSubmit: sha256 of sub.Script
+	token string      // opLink
+	jobID int64       // opLink
+	out   *Outcome    // opOutcome
+	done  chan error  // capacity 1; gets the op's result once committed
+}
+
+type writeStmts struct {
+	scriptExists, insertScript, insertSubmission, linkJob, insertOutcome *sql.Stmt
+}
+
+const (
+	scriptExistsSQL = `SELECT EXISTS (SELECT 1 FROM scripts WHERE sha256 = ?)`
+	insertScriptSQL = `
+INSERT INTO scripts (sha256, size_bytes, compression, body) VALUES (?, ?, ?, ?)
+ON CONFLICT (sha256) DO NOTHING`
+	// ON CONFLICT (token) DO NOTHING makes a retried Record exactly-once while,
+	// unlike INSERT OR IGNORE, still failing on any other constraint.
+	insertSubmissionSQL = `
+INSERT INTO submissions (
+	token, received_at_ns, submit_uid, user_id, user_name, account, partition_name, qos,
+	job_name, script_sha256, signature, request_json, decision_json, action,
+	pred_mem_mib, pred_mem_hi_mib, pred_runtime_sec, pred_runtime_hi_sec, pred_source,
+	decision_us, job_id
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (token) DO NOTHING`
+	linkJobSQL       = `UPDATE submissions SET job_id = ? WHERE token = ?`
+	insertOutcomeSQL = `
+INSERT INTO outcomes (
+	job_id, token, user_id, signature, gpu_type, gpus, peak_gpu_mem_mib, runtime_sec,
+	exit_state, ended_at_ns, source
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (job_id) DO NOTHING`
+)
+
+// enqueue queues o for the writer and waits for its result or ctx.
+func (s *Store) enqueue(ctx context.Context, o op) error {
+	o.done = make(chan error, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if s.pendingLocked() >= s.opts.MaxQueue {
+		s.mu.Unlock()
+		return ErrQueueFull
+	}
+	if s.head > 0 && len(s.queue) == cap(s.queue) {
+		// Reuse the space the writer has consumed rather than grow.
+		n := copy(s.queue, s.queue[s.head:])
+		clear(s.queue[n:])
+		s.queue, s.head = s.queue[:n], 0
+	}
+	s.queue = append(s.queue, o)
+	s.mu.Unlock()
+
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+	select {
+	case err := <-o.done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("not yet committed, stays queued: %w", ctx.Err())
+	}
+}
+
+// run is the writer goroutine: it commits whatever is queued, up to MaxBatch
+// writes per transaction, until Close and the queue is empty.
+func (s *Store) run() {
+	defer close(s.done)
+	w := &writer{seen: make(map[[32]byte]struct{})}
+	for {
+		batch, ok := s.take(w.batch[:0])
+		if !ok {
+			return
+		}
+		w.batch = batch
+		if err := s.flush(w); err != nil {
+			s.abandon(batch, err)
+			return
+		}
+	}
+}
+
+// writer is the writer goroutine's reusable state.
+type writer struct {
+	batch   []op
+	results []error
+	seen    map[[32]byte]struct{} // scripts written or found in this transaction
+}
+
+// take moves up to MaxBatch ops from the queue into buf and counts them as in
+// flight. It blocks while the queue is empty, and reports false once the
+// store is closed and the queue drained.
+func (s *Store) take(buf []op) ([]op, bool) {
+	for {
+		s.mu.Lock()
+		if n := min(len(s.queue)-s.head, s.opts.MaxBatch); n > 0 {
+			buf = append(buf, s.queue[s.head:s.head+n]...)
+			clear(s.queue[s.head : s.head+n]) // let the GC have the rows
+			s.head += n
+			if s.head == len(s.queue) {
+				s.queue, s.head = s.queue[:0], 0
+			}
+			s.inflight = n
+			s.mu.Unlock()
+			return buf, true
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return nil, false
+		}
+		select {
+		case <-s.wake:
+		case <-s.closing:
+		}
+	}
+}
+
+// flush commits w.batch, retrying with capped exponential backoff until it
+// commits; the rows stay in memory meanwhile. It gives up only when Close
+// stops the writer, returning the last error.
+func (s *Store) flush(w *writer) error {
+	wait := s.opts.RetryMin
+	for attempt := 1; ; attempt++ {
+		err := s.commit(s.writeCtx, w)
+		if err == nil {
+			if attempt > 1 {
+				s.log.Info("store commit succeeded after retries", "rows", len(w.batch), "attempts", attempt)
+			}
+			s.mu.Lock()
+			s.inflight = 0
+			s.mu.Unlock()
+			for i := range w.batch {
+				w.batch[i].done <- w.results[i]
+				w.batch[i] = op{}
+			}
+			return nil
+		}
+		if s.writeCtx.Err() != nil {
+			return err
+		}
+		s.log.Warn("store commit failed; rows kept in memory, retrying",
+			"rows", len(w.batch), "attempt", attempt, "pending", s.Pending(),
+			"retry_in_seconds", wait.Seconds(), "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-s.writeCtx.Done():
+			t.Stop()
+			return err
+		}
+		wait = min(2*wait, s.opts.RetryMax)
+	}
+}
+
+// abandon fails the batch and everything still queued; Close gave up on them.
+func (s *Store) abandon(batch []op, cause error) {
+	s.mu.Lock()
+	rest := s.queue[s.head:]
+	s.queue, s.head, s.inflight = nil, 0, 0
+	s.lost = len(batch) + len(rest)
+	s.mu.Unlock()
+	err := fmt.Errorf("%w before the write committed: %w", ErrClosed, cause)
+	for _, o := range append(batch, rest...) {
+		o.done <- err
+	}
+	s.log.Error("store closed with writes not committed", "rows", s.lost, "err", cause)
+}
+
+// commit writes w.batch in one transaction, putting each op's own result in
+// w.results. An op that fails on its own (a constraint, an unknown token) does
+// not stop the others; any other error rolls the whole batch back and is
+// returned, for flush to retry.
+func (s *Store) commit(ctx context.Context, w *writer) error {
+	w.results = w.results[:0]
+	clear(w.seen)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	st := writeStmts{
+		scriptExists:     tx.StmtContext(ctx, s.writes.scriptExists),
+		insertScript:     tx.StmtContext(ctx, s.writes.insertScript),
+		insertSubmission: tx.StmtContext(ctx, s.writes.insertSubmission),
+		linkJob:          tx.StmtContext(ctx, s.writes.linkJob),
+		insertOutcome:    tx.StmtContext(ctx, s.writes.insertOutcome),
+	}
+	for i := range w.batch {
+		err := st.apply(ctx, w, &w.batch[i])
+		if err != nil && !ownFault(err) {
+			return err
+		}
+		w.results = append(w.results, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// ownFault reports whether err belongs to one op rather than the transaction:
+// retrying would fail the same way, so the op's caller gets the error instead.
+func ownFault(err error) bool {
+	if errors.Is(err, ErrNotFound) {
+		return true
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrConstraint, sqlite3.ErrMismatch, sqlite3.ErrTooBig, sqlite3.ErrRange:
+			return true
+		}
+	}
+	return false
+}
+
+func (st *writeStmts) apply(ctx context.Context, w *writer, o *op) error {
+	switch o.kind {
+	case opSubmit:
+		if err := st.putScript(ctx, w, o.sub.Script, o.sum); err != nil {
+			return err
+		}
+		sub := o.sub
+		var jobID any
+		if sub.JobID != 0 {
+			jobID = int64(sub.JobID)
+		}
+		_, err := st.insertSubmission.ExecContext(ctx,
+			sub.Token, unixNano(sub.ReceivedAt), sub.SubmitUID, sub.UserID, sub.User, sub.Account,
+			sub.Partition, sub.QOS, sub.Name, o.sum[:], sub.Signature,
+			jsonText(sub.Request), jsonText(sub.Decision), sub.Action,
+			sub.PredMemMiB, sub.PredMemHiMiB, sub.PredRuntimeSec, sub.PredRuntimeHiSec, sub.PredSource,
+			sub.DecisionMicros, jobID)
+		if err != nil {
+			return fmt.Errorf("insert submission: %w", err)
+		}
+		return nil
+	case opLink:
+		res, err := st.linkJob.ExecContext(ctx, o.jobID, o.token)
+		if err != nil {
+			return fmt.Errorf("link job: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("link job: %w", err)
+		} else if n == 0 {
+			return fmt.Errorf("no submission with token %s: %w", o.token, ErrNotFound)
+		}
+		return nil
+	case opOutcome:
+		out := o.out
+		_, err := st.insertOutcome.ExecContext(ctx,
+			int64(out.JobID), out.Token, out.UserID, out.Signature, out.GPUType, out.GPUs,
+			out.PeakGPUMemMiB, out.RuntimeSec, out.ExitState, unixNano(out.EndedAt), out.Source)
+		if err != nil {
+			return fmt.Errorf("insert outcome: %w", err)
+		}
+		return nil
+	}
+	panic(fmt.Sprintf("store: unknown op kind %d", o.kind))
+}
+
+// putScript makes sure the script with sum is stored. Small scripts are just
+// inserted; a large one is looked up first so that it is compressed only the
+// first time it is seen.
+func (st *writeStmts) putScript(ctx context.Context, w *writer, script string, sum [32]byte) error {
+	if _, ok := w.seen[sum]; ok {
+		return nil
+	}
+	if len(script) > compressOver {
+		var exists bool
+		if err := st.scriptExists.QueryRowContext(ctx, sum[:]).Scan(&exists); err != nil {
+			return fmt.Errorf("look up script: %w", err)
+		}
+		if exists {
+			w.seen[sum] = struct{}{}
+			return nil
+		}
+	}
+	body, compression, err := encodeScript(script)
+	if err != nil {
+		return err
+	}
+	if _, err := st.insertScript.ExecContext(ctx, sum[:], len(script), compression, body); err != nil {
+		return fmt.Errorf("insert script: %w", err)
+	}
+	w.seen[sum] = struct{}{}
+	return nil
+}
+
+// jsonText stores JSON as TEXT so sqlite3's JSON functions read it; nil is NULL.
+func jsonText(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}

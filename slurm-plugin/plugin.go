@@ -1,0 +1,202 @@
+// Command job_submit_augur is Slurm's job_submit/augur plugin, built with
+// -buildmode=c-shared into job_submit_augur.so and loaded by slurmctld for
+// JobSubmitPlugins=augur. It turns each job_desc_msg_t into a wire.Request,
+// asks augurd (package shim does the round trip and the circuit breaker),
+// and applies the answer: an "augur:" annotation appended to AdminComment, a
+// rewritten GPU request, an initial SiteFactor, or a rejection whose message
+// sbatch shows the user. On any failure the job is accepted unchanged.
+//
+// Rules this file keeps, because it runs inside slurmctld under its locks:
+// every exported function recovers panics; strings given to Slurm come from
+// Slurm's allocator (augur_set_str in job_submit_augur.c); the only wait is
+// the shim's deadline; nothing here is per-call global state except the
+// client, which is safe for concurrent use and replaced on init (which
+// `scontrol reconfigure` calls again).
+package main
+
+/*
+#cgo CFLAGS: -O2 -Wall
+#include <stdlib.h>
+#include <string.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/augur-hpc/augur/sidecar/config"
+	"github.com/augur-hpc/augur/slurm-plugin/shim"
+	"github.com/augur-hpc/augur/slurm-plugin/wire"
+)
+
+// client is replaced by each init; job_submit reads it atomically.
+var (
+	client    atomic.Pointer[shim.Client]
+	maxScript atomic.Int64
+)
+
+func logf(isErr bool, format string, args ...any) {
+	msg := C.CString(fmt.Sprintf(format, args...))
+	defer C.free(unsafe.Pointer(msg))
+	e := C.int(0)
+	if isErr {
+		e = 1
+	}
+	C.augur_log(e, msg)
+}
+
+//export augurInit
+func augurInit() {
+	defer func() {
+		if r := recover(); r != nil {
+			logf(true, "panic in init (plugin stays loaded, jobs pass unchanged): %v\n%s", r, debug.Stack())
+		}
+	}()
+	path := config.Path("")
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		d := config.Default()
+		cfg = &d
+		logf(true, "%v; using defaults (socket %s)", err, cfg.Socket.Path)
+	}
+	client.Store(shim.New(shim.Options{
+		Socket:           cfg.Socket.Path,
+		Timeout:          cfg.Shim.Timeout,
+		FailureThreshold: cfg.Shim.FailureThreshold,
+		Cooldown:         cfg.Shim.Cooldown,
+		Log:              func(isErr bool, msg string) { logf(isErr, "%s", msg) },
+	}))
+	maxScript.Store(int64(cfg.Shim.MaxScriptBytes))
+	if C.augur_have_slurm_alloc() == 0 {
+		logf(true, "slurm_xstrdup/slurm_xfree not found in this process: jobs will pass unchanged")
+	}
+	logf(false, "loaded: augurd socket %s, deadline %s, config %s", cfg.Socket.Path, cfg.Shim.Timeout, path)
+}
+
+//export augurFini
+func augurFini() {
+	defer func() { _ = recover() }()
+	// The Go runtime cannot be unloaded (the .so is NODELETE); keep the
+	// client so a late call still behaves, and let the next init replace it.
+}
+
+//export augurJobSubmit
+func augurJobSubmit(desc *C.job_desc_msg_t, submitUID C.uint32_t, errMsg **C.char) (rc C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			logf(true, "panic handling a submission, job accepted unchanged: %v\n%s", r, debug.Stack())
+			rc = C.SLURM_SUCCESS
+		}
+	}()
+	c := client.Load()
+	if c == nil || desc == nil || C.augur_have_slurm_alloc() == 0 {
+		return C.SLURM_SUCCESS
+	}
+	req := requestFrom(desc, uint32(submitUID), int(maxScript.Load()))
+	testHook(req)
+	resp, err := c.Decide(req)
+	if err != nil {
+		return C.SLURM_SUCCESS // the client has logged why
+	}
+	return apply(desc, resp, errMsg)
+}
+
+func goString(p *C.char) string {
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p)
+}
+
+// u32 maps Slurm's unset markers (NO_VAL, INFINITE) to 0.
+func u32(v C.uint32_t) uint32 {
+	if v == C.NO_VAL || v == C.INFINITE {
+		return 0
+	}
+	return uint32(v)
+}
+
+func requestFrom(d *C.job_desc_msg_t, submitUID uint32, maxScript int) *wire.Request {
+	r := &wire.Request{
+		Token:        shim.NewToken(),
+		SubmitUID:    submitUID,
+		UserID:       uint32(d.user_id),
+		GroupID:      uint32(d.group_id),
+		Name:         goString(d.name),
+		Account:      goString(d.account),
+		Partition:    goString(d.partition),
+		QOS:          goString(d.qos),
+		WorkDir:      goString(d.work_dir),
+		Comment:      goString(d.comment),
+		AdminComment: goString(d.admin_comment),
+		TRES: wire.TRES{
+			PerNode:   goString(d.tres_per_node),
+			PerJob:    goString(d.tres_per_job),
+			PerTask:   goString(d.tres_per_task),
+			PerSocket: goString(d.tres_per_socket),
+		},
+		MinNodes:     u32(d.min_nodes),
+		MaxNodes:     u32(d.max_nodes),
+		NumTasks:     u32(d.num_tasks),
+		MinCPUs:      u32(d.min_cpus),
+		TimeLimitMin: u32(d.time_limit),
+	}
+	if d.cpus_per_task != C.NO_VAL16 {
+		r.CPUsPerTask = uint32(d.cpus_per_task)
+	}
+	if mem := uint64(d.pn_min_memory); mem != C.NO_VAL64 && mem != 0 {
+		if mem&C.MEM_PER_CPU != 0 {
+			r.MemPerCPUMB = mem &^ C.MEM_PER_CPU
+		} else {
+			r.MemPerNodeMB = mem
+		}
+	}
+	if d.script != nil {
+		n := int(C.strnlen(d.script, C.size_t(maxScript+1)))
+		if n > maxScript {
+			n, r.ScriptTruncated = maxScript, true
+		}
+		r.Script = C.GoStringN(d.script, C.int(n))
+	}
+	return r
+}
+
+func setString(field **C.char, value string) {
+	cs := C.CString(value)
+	defer C.free(unsafe.Pointer(cs))
+	C.augur_set_str(field, cs)
+}
+
+func apply(d *C.job_desc_msg_t, resp *wire.Response, errMsg **C.char) C.int {
+	if resp.Action == wire.Reject {
+		if errMsg != nil {
+			setString(errMsg, resp.Message)
+		}
+		return C.SLURM_ERROR
+	}
+	if resp.Annotation != "" {
+		ac := goString(d.admin_comment)
+		if ac != "" {
+			ac += " "
+		}
+		setString(&d.admin_comment, ac+resp.Annotation)
+	}
+	if t := resp.TRES; t != nil {
+		setString(&d.tres_per_node, t.PerNode)
+		setString(&d.tres_per_job, t.PerJob)
+		setString(&d.tres_per_task, t.PerTask)
+		setString(&d.tres_per_socket, t.PerSocket)
+	}
+	if sf := resp.SiteFactor; sf != nil {
+		d.site_factor = C.uint32_t(int64(C.augur_nice_offset()) + *sf)
+	}
+	return C.SLURM_SUCCESS
+}
+
+func main() {}

@@ -1,0 +1,188 @@
+// Package shim is the Go half of the job_submit plugin that has no cgo in it:
+// the round trip to augurd under a hard deadline, and the circuit breaker
+// that stops paying that deadline while augurd is down. The cgo package
+// slurm-plugin (the .so) converts job_desc_msg_t to a wire.Request, calls
+// Client.Decide, and applies the answer or accepts the job unchanged.
+//
+//	job_submit ─> Client.Decide ─┬─ circuit open ─────────────> fail open (no wait)
+//	                             └─ dial, write, read ≤ timeout ─┬─> Response
+//	                                                             └─> fail open, count
+//
+// Every failure is an error for the caller to fail open on; Decide never
+// blocks longer than Options.Timeout and is safe for concurrent use
+// (slurmctld 23.02+ calls job_submit from several threads).
+package shim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/augur-hpc/augur/slurm-plugin/wire"
+)
+
+// Options configure a Client.
+type Options struct {
+	Socket           string
+	Timeout          time.Duration
+	FailureThreshold int
+	Cooldown         time.Duration
+	// Log receives one line per notable event; isErr marks failures.
+	Log func(isErr bool, msg string)
+	// Now is the clock of the cool-down (time.Now when nil).
+	Now func() time.Time
+}
+
+// ErrCoolingDown is returned while the circuit is open: augurd failed
+// FailureThreshold times in a row and the cool-down has not passed.
+var ErrCoolingDown = errors.New("augurd failed repeatedly; not asking it during the cool-down")
+
+// maxResponse bounds a response frame; real ones are a few hundred bytes.
+const maxResponse = 64 << 10
+
+// Client asks augurd for decisions. The zero value is not usable: use New.
+type Client struct {
+	opts Options
+
+	mu          sync.Mutex
+	consecutive int
+	openUntil   time.Time
+	probing     bool
+	skippedOpen uint64 // submissions skipped during the current open period
+
+	failOpens atomic.Uint64 // since the last report to augurd
+	skipped   atomic.Uint64
+	lastRTTUS atomic.Uint64
+}
+
+// New returns a Client.
+func New(opts Options) *Client {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = func(bool, string) {}
+	}
+	if opts.FailureThreshold < 1 {
+		opts.FailureThreshold = 1
+	}
+	return &Client{opts: opts}
+}
+
+// Options returns the options the client runs with.
+func (c *Client) Options() Options { return c.opts }
+
+// NewToken returns a fresh submission token: 16 random bytes in hex.
+func NewToken() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on Linux; a time-based token still
+		// works as a key, it is merely guessable.
+		return fmt.Sprintf("%x", time.Now().UnixNano())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Decide sends req to augurd and returns its validated answer. Any error
+// means: accept the job unchanged.
+func (c *Client) Decide(req *wire.Request) (*wire.Response, error) {
+	if !c.admit() {
+		c.failOpens.Add(1)
+		c.skipped.Add(1)
+		return nil, ErrCoolingDown
+	}
+	req.V = wire.Version
+	req.Shim = wire.ShimStats{
+		FailOpens:       c.failOpens.Load(),
+		Skipped:         c.skipped.Load(),
+		LastRoundTripUS: c.lastRTTUS.Load(),
+	}
+	reported := req.Shim
+	// Deadlines are real time; Options.Now drives only the cool-down.
+	start := time.Now()
+	resp, err := c.roundTrip(req, start.Add(c.opts.Timeout))
+	if err != nil {
+		c.failOpens.Add(1)
+		c.failed(err)
+		return nil, err
+	}
+	c.lastRTTUS.Store(uint64(max(time.Since(start).Microseconds(), 1)))
+	c.failOpens.Add(^(reported.FailOpens - 1))
+	c.skipped.Add(^(reported.Skipped - 1))
+	c.succeeded()
+	return resp, nil
+}
+
+func (c *Client) roundTrip(req *wire.Request, deadline time.Time) (*wire.Response, error) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.opts.Socket)
+	if err != nil {
+		return nil, fmt.Errorf("connect to augurd at %s: %w", c.opts.Socket, err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	if err := wire.Write(conn, req); err != nil {
+		return nil, fmt.Errorf("send to augurd: %w", err)
+	}
+	body, err := wire.ReadFrame(conn, maxResponse)
+	if err != nil {
+		return nil, fmt.Errorf("read augurd's answer: %w", err)
+	}
+	resp, err := wire.DecodeResponse(body)
+	if err != nil {
+		return nil, err
+	}
+	if err := resp.Validate(req.Token); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// admit reports whether this submission may ask augurd: always while the
+// circuit is closed; while open, only one probe once the cool-down passed.
+func (c *Client) admit() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.consecutive < c.opts.FailureThreshold {
+		return true
+	}
+	if c.opts.Now().Before(c.openUntil) || c.probing {
+		c.skippedOpen++
+		return false
+	}
+	c.probing = true
+	return true
+}
+
+func (c *Client) failed(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.consecutive++
+	c.probing = false
+	if c.consecutive < c.opts.FailureThreshold {
+		c.opts.Log(true, fmt.Sprintf("job accepted unchanged: %v", err))
+		return
+	}
+	c.openUntil = c.opts.Now().Add(c.opts.Cooldown)
+	c.opts.Log(true, fmt.Sprintf("job accepted unchanged: %v; %d failures in a row, accepting jobs without asking augurd for %s",
+		err, c.consecutive, c.opts.Cooldown))
+}
+
+func (c *Client) succeeded() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.consecutive >= c.opts.FailureThreshold {
+		c.opts.Log(false, fmt.Sprintf("augurd answers again; %d jobs were accepted unchanged during the cool-down", c.skippedOpen))
+	}
+	c.consecutive, c.probing, c.skippedOpen = 0, false, 0
+}

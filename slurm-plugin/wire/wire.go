@@ -1,0 +1,245 @@
+// Package wire is the protocol between the job_submit shim inside slurmctld
+// and augurd: one request frame per submission, one response frame back, over
+// a unix stream socket.
+//
+// A frame is an 8-byte header, the magic "AUG1" followed by the body length as
+// a big-endian uint32, then the body: one JSON object. JSON keeps the format
+// readable in a packet capture and in golden files; the bodies are small
+// (the batch script dominates) and both ends are Go. The shim and augurd
+// import this package, so they cannot drift apart; the golden files in
+// testdata pin the encoding against accidental change.
+//
+//	shim                                   augurd
+//	 | -- "AUG1" len Request{token,...} --> |
+//	 | <-- "AUG1" len Response{action,...}- |
+//
+// Decoding is strict about size (MaxFrame) and lenient about unknown fields,
+// so that an older shim can talk to a newer augurd during a rolling upgrade.
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// Version is the protocol version carried in every message.
+const Version = 1
+
+// Magic starts every frame.
+const Magic = "AUG1"
+
+// MaxFrame bounds a frame's body: the largest batch script the shim sends
+// (shim.max_script_bytes, at most 64 MiB) plus room for the other fields.
+const MaxFrame = 64<<20 + 1<<20
+
+// Sentinel errors; decoders wrap them with detail.
+var (
+	ErrBadMagic = errors.New("wire: bad magic")
+	ErrTooLarge = errors.New("wire: frame too large")
+	ErrBadBody  = errors.New("wire: malformed body")
+)
+
+// Request is one submission, as slurmctld handed it to job_submit.
+// Numeric fields that Slurm leaves unset (NO_VAL, INFINITE) are sent as 0.
+type Request struct {
+	V     int    `json:"v"`
+	Token string `json:"token"` // random id the shim gives this submission: hex, see ValidToken
+
+	SubmitUID uint32 `json:"submit_uid"` // who ran sbatch
+	UserID    uint32 `json:"user_id"`    // who the job runs as
+	GroupID   uint32 `json:"group_id"`
+
+	Name      string `json:"name,omitempty"`
+	Account   string `json:"account,omitempty"`
+	Partition string `json:"partition,omitempty"`
+	QOS       string `json:"qos,omitempty"`
+	WorkDir   string `json:"work_dir,omitempty"`
+	Comment   string `json:"comment,omitempty"`
+
+	TRES TRES `json:"tres"`
+
+	MinNodes     uint32 `json:"min_nodes,omitempty"`
+	MaxNodes     uint32 `json:"max_nodes,omitempty"`
+	NumTasks     uint32 `json:"num_tasks,omitempty"`
+	MinCPUs      uint32 `json:"min_cpus,omitempty"`
+	CPUsPerTask  uint32 `json:"cpus_per_task,omitempty"`
+	MemPerNodeMB uint64 `json:"mem_per_node_mb,omitempty"`
+	MemPerCPUMB  uint64 `json:"mem_per_cpu_mb,omitempty"`
+	// TimeLimitMin is the --time limit in minutes; 0 when the user gave none.
+	TimeLimitMin uint32 `json:"time_limit_min,omitempty"`
+
+	Script          string `json:"script,omitempty"`
+	ScriptTruncated bool   `json:"script_truncated,omitempty"`
+	AdminComment    string `json:"admin_comment,omitempty"`
+
+	// Shim reports the shim's own health since its last successful request,
+	// which augurd turns into metrics (the shim has no endpoint of its own).
+	Shim ShimStats `json:"shim"`
+}
+
+// TRES holds Slurm's four per-scope trackable-resource request strings, as in
+// job_desc_msg_t ("gres:gpu:a100:2" in 22.05, "gres/gpu:2" from 23.11).
+type TRES struct {
+	PerNode   string `json:"per_node,omitempty"`
+	PerJob    string `json:"per_job,omitempty"`
+	PerTask   string `json:"per_task,omitempty"`
+	PerSocket string `json:"per_socket,omitempty"`
+}
+
+// ShimStats is the shim's view of its recent failures.
+type ShimStats struct {
+	FailOpens       uint64 `json:"fail_opens,omitempty"`        // submissions accepted unchanged because augurd failed
+	Skipped         uint64 `json:"skipped,omitempty"`           // of those, accepted during a cool-down without trying
+	LastRoundTripUS uint64 `json:"last_round_trip_us,omitempty"` // the previous successful round trip
+}
+
+// Action is what the shim does with the job.
+type Action string
+
+const (
+	// Accept lets the job in, with whatever changes the response carries.
+	Accept Action = "accept"
+	// Reject refuses the job; Message tells the user what to change.
+	Reject Action = "reject"
+)
+
+// Response is augurd's decision for one submission.
+type Response struct {
+	V      int    `json:"v"`
+	Token  string `json:"token"`
+	Action Action `json:"action"`
+	// Annotation is appended to the job's AdminComment ("augur:...").
+	Annotation string `json:"annotation,omitempty"`
+	// TRES, when set, replaces all four request strings of the job.
+	TRES *TRES `json:"tres,omitempty"`
+	// SiteFactor, when set, is the job's initial SiteFactor.
+	SiteFactor *int64 `json:"site_factor,omitempty"`
+	// Message is shown to the user by sbatch when the job is rejected.
+	Message string `json:"message,omitempty"`
+}
+
+// Validate checks a response before the shim applies anything of it.
+func (r *Response) Validate(token string) error {
+	switch {
+	case r.V != Version:
+		return fmt.Errorf("%w: version %d, want %d", ErrBadBody, r.V, Version)
+	case r.Token != token:
+		return fmt.Errorf("%w: answer for token %q, asked %q", ErrBadBody, r.Token, token)
+	case r.Action != Accept && r.Action != Reject:
+		return fmt.Errorf("%w: unknown action %q", ErrBadBody, r.Action)
+	case r.Action == Reject && r.Message == "":
+		return fmt.Errorf("%w: rejection without a message", ErrBadBody)
+	case r.SiteFactor != nil && (*r.SiteFactor > MaxSiteFactor || *r.SiteFactor < -MaxSiteFactor):
+		return fmt.Errorf("%w: site factor %d out of range", ErrBadBody, *r.SiteFactor)
+	}
+	for _, s := range []string{r.Annotation, r.Message} {
+		if len(s) > MaxText || !utf8.ValidString(s) || bytes.IndexByte([]byte(s), 0) >= 0 {
+			return fmt.Errorf("%w: text field too long or not clean UTF-8", ErrBadBody)
+		}
+	}
+	if r.TRES != nil {
+		for _, s := range []string{r.TRES.PerNode, r.TRES.PerJob, r.TRES.PerTask, r.TRES.PerSocket} {
+			if len(s) > 1024 || !printableASCII(s) {
+				return fmt.Errorf("%w: TRES string %q is not a request Slurm can parse", ErrBadBody, s)
+			}
+		}
+	}
+	return nil
+}
+
+// MaxSiteFactor is the largest SiteFactor magnitude Slurm accepts (NICE_OFFSET - 3).
+const MaxSiteFactor = 0x80000000 - 3
+
+// MaxText bounds the annotation and the rejection message.
+const MaxText = 4096
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// Write sends one frame holding v.
+func Write(w io.Writer, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("wire: encode: %w", err)
+	}
+	if len(body) > MaxFrame {
+		return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(body))
+	}
+	buf := make([]byte, 8, 8+len(body))
+	copy(buf, Magic)
+	binary.BigEndian.PutUint32(buf[4:], uint32(len(body)))
+	buf = append(buf, body...)
+	_, err = w.Write(buf)
+	return err
+}
+
+// ReadFrame reads one frame's body, refusing bodies over limit bytes.
+func ReadFrame(r io.Reader, limit int) ([]byte, error) {
+	var hdr [8]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	if string(hdr[:4]) != Magic {
+		return nil, fmt.Errorf("%w: %q", ErrBadMagic, hdr[:4])
+	}
+	n := binary.BigEndian.Uint32(hdr[4:])
+	if int64(n) > int64(limit) {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, limit)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("wire: truncated body: %w", err)
+	}
+	return body, nil
+}
+
+// DecodeRequest parses a request body.
+func DecodeRequest(body []byte) (*Request, error) {
+	var req Request
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadBody, err)
+	}
+	if req.V != Version {
+		return nil, fmt.Errorf("%w: version %d, want %d", ErrBadBody, req.V, Version)
+	}
+	if !ValidToken(req.Token) {
+		return nil, fmt.Errorf("%w: token must be 1 to 64 lowercase hex digits", ErrBadBody)
+	}
+	return &req, nil
+}
+
+// ValidToken reports whether s is a submission token: 1 to 64 lowercase hex digits.
+func ValidToken(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// DecodeResponse parses a response body; call Validate before using it.
+func DecodeResponse(body []byte) (*Response, error) {
+	var resp Response
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadBody, err)
+	}
+	return &resp, nil
+}

@@ -1,0 +1,213 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func sampleRequest() *Request {
+	return &Request{
+		V: Version, Token: "0123456789abcdef0123456789abcdef",
+		SubmitUID: 1000, UserID: 1000, GroupID: 1000,
+		Name: "train-llama", Account: "ml", Partition: "gpu", QOS: "normal",
+		WorkDir: "/home/alice/llama",
+		TRES:    TRES{PerNode: "gres:gpu:a100:2"},
+		MinNodes: 1, NumTasks: 2, CPUsPerTask: 8, MemPerNodeMB: 64000, TimeLimitMin: 240,
+		Script: "#!/bin/bash\n#SBATCH --gres=gpu:a100:2\ntorchrun --nproc_per_node 2 train.py --batch-size 32\n",
+		Shim:   ShimStats{FailOpens: 2, Skipped: 1, LastRoundTripUS: 180},
+	}
+}
+
+func sampleResponse() *Response {
+	sf := int64(4200)
+	return &Response{
+		V: Version, Token: "0123456789abcdef0123456789abcdef", Action: Accept,
+		Annotation: "augur:tok=0123456789abcdef0123456789abcdef pred_gpu_mem=30G(p95:33G) pred_time=01:00:00 src=history/history runs=3",
+		TRES:       &TRES{PerNode: "gres:gpu:a100:2"},
+		SiteFactor: &sf,
+	}
+}
+
+// TestGolden pins the encoding: a change here is a protocol change that an
+// older shim or augurd would see. Regenerate with go test -update.
+func TestGolden(t *testing.T) {
+	cases := map[string]any{
+		"request.golden":  sampleRequest(),
+		"response.golden": sampleResponse(),
+		"reject.golden": &Response{V: Version, Token: "t1", Action: Reject,
+			Message: "augur: this job used at least 38G of GPU memory ..."},
+	}
+	for name, v := range cases {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Write(&buf, v); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", name)
+			if *update {
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update once)", err)
+			}
+			if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+				t.Errorf("encoding changed (-golden +now):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	want := sampleRequest()
+	if err := Write(&buf, want); err != nil {
+		t.Fatal(err)
+	}
+	body, err := ReadFrame(&buf, MaxFrame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+
+	buf.Reset()
+	wantResp := sampleResponse()
+	if err := Write(&buf, wantResp); err != nil {
+		t.Fatal(err)
+	}
+	body, err = ReadFrame(&buf, MaxFrame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotResp, err := DecodeResponse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gotResp.Validate(wantResp.Token); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantResp, gotResp); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func frame(body string) []byte {
+	var buf bytes.Buffer
+	buf.WriteString(Magic)
+	n := len(body)
+	buf.Write([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+	buf.WriteString(body)
+	return buf.Bytes()
+}
+
+func TestReadFrameErrors(t *testing.T) {
+	cases := map[string]struct {
+		in   []byte
+		want error
+	}{
+		"empty":          {nil, io.EOF},
+		"bad magic":      {[]byte("HTTP/1.1 200 OK\r\n"), ErrBadMagic},
+		"short header":   {[]byte("AUG1\x00"), io.ErrUnexpectedEOF},
+		"too large":      {[]byte("AUG1\xff\xff\xff\xff"), ErrTooLarge},
+		"truncated body": {frame("{\"v\":1}")[:10], io.ErrUnexpectedEOF},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := ReadFrame(bytes.NewReader(tc.in), 1<<20)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeRequestErrors(t *testing.T) {
+	cases := map[string]string{
+		"not json":      "garbage",
+		"wrong version": `{"v":99,"token":"a"}`,
+		"no token":      `{"v":1}`,
+		"long token":    `{"v":1,"token":"` + strings.Repeat("a", 65) + `"}`,
+		"ctl in token":  `{"v":1,"token":"a\nb"}`,
+		"not hex":       `{"v":1,"token":"xyz"}`,
+		"wrong types":   `{"v":1,"token":"a","user_id":"root"}`,
+		"negative uid":  `{"v":1,"token":"a","user_id":-1}`,
+	}
+	for name, body := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := DecodeRequest([]byte(body)); !errors.Is(err, ErrBadBody) {
+				t.Errorf("err = %v, want ErrBadBody", err)
+			}
+		})
+	}
+}
+
+func TestValidateResponse(t *testing.T) {
+	big := int64(MaxSiteFactor + 1)
+	cases := map[string]struct {
+		r    Response
+		ok   bool
+	}{
+		"accept":          {Response{V: 1, Token: "t", Action: Accept}, true},
+		"other token":     {Response{V: 1, Token: "u", Action: Accept}, false},
+		"unknown action":  {Response{V: 1, Token: "t", Action: "hold"}, false},
+		"silent reject":   {Response{V: 1, Token: "t", Action: Reject}, false},
+		"site factor":     {Response{V: 1, Token: "t", Action: Accept, SiteFactor: &big}, false},
+		"nul in message":  {Response{V: 1, Token: "t", Action: Reject, Message: "a\x00b"}, false},
+		"bad utf8":        {Response{V: 1, Token: "t", Action: Accept, Annotation: "\xff"}, false},
+		"tres newline":    {Response{V: 1, Token: "t", Action: Accept, TRES: &TRES{PerNode: "gres:gpu:1\n"}}, false},
+		"version":         {Response{V: 2, Token: "t", Action: Accept}, false},
+		"long annotation": {Response{V: 1, Token: "t", Action: Accept, Annotation: strings.Repeat("a", MaxText+1)}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := tc.r.Validate("t")
+			if (err == nil) != tc.ok {
+				t.Errorf("Validate = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
+
+// FuzzDecode feeds arbitrary bytes to both decoders: they must return an
+// error or a value, never panic or hang, and a valid response must survive
+// Validate without panicking.
+func FuzzDecode(f *testing.F) {
+	var buf bytes.Buffer
+	Write(&buf, sampleRequest())
+	f.Add(buf.Bytes())
+	buf.Reset()
+	Write(&buf, sampleResponse())
+	f.Add(buf.Bytes())
+	f.Add(frame(`{"v":1,"token":"ab12","tres":{"per_node":"gres:gpu:2"}}`))
+	f.Add([]byte("AUG1\x00\x00\x00\x02{}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		body, err := ReadFrame(bytes.NewReader(data), 1<<20)
+		if err != nil {
+			body = data
+		}
+		if req, err := DecodeRequest(body); err == nil && req.Token == "" {
+			t.Fatal("decoded a request without a token")
+		}
+		if resp, err := DecodeResponse(body); err == nil {
+			_ = resp.Validate(resp.Token)
+		}
+	})
+}
