@@ -26,13 +26,13 @@ deps: ## install what building and the real-Slurm tests need (Debian; as root)
 $(BIN)/job_submit_augur.so: $(GOFILES) slurm-plugin/job_submit_augur.c slurm-plugin/shim.h slurm-plugin/augur.lds
 	@test -f $(SLURM_INC)/slurm/slurm.h || { echo "Slurm headers missing: run 'make deps' (libslurm-dev)"; exit 1; }
 	$(GO) build -buildmode=c-shared -ldflags '$(PLUGIN_LDFLAGS)' -o $@.tmp ./slurm-plugin
-	rm -f $(BIN)/job_submit_augur.so.h $(BIN)/job_submit_augur.h $@.tmp.h
+	rm -f $(dir $@)job_submit_augur.so.h
 	mv -f $@.tmp $@   # rename, never overwrite a loaded plugin in place
 
 $(BIN)/test/job_submit_augur.so: $(GOFILES) slurm-plugin/job_submit_augur.c slurm-plugin/shim.h slurm-plugin/augur.lds
 	@mkdir -p $(BIN)/test
 	$(GO) build -tags augur_testhooks -buildmode=c-shared -ldflags '$(PLUGIN_LDFLAGS)' -o $@.tmp ./slurm-plugin
-	rm -f $@.tmp.h
+	rm -f $(dir $@)job_submit_augur.so.h
 	mv -f $@.tmp $@
 
 $(BIN)/augurd $(BIN)/augur $(BIN)/augur-node: $(GOFILES)

@@ -9,9 +9,8 @@
 // Rules this file keeps, because it runs inside slurmctld under its locks:
 // every exported function recovers panics; strings given to Slurm come from
 // Slurm's allocator (augur_set_str in job_submit_augur.c); the only wait is
-// the shim's deadline; nothing here is per-call global state except the
-// client, which is safe for concurrent use and replaced on init (which
-// `scontrol reconfigure` calls again).
+// the shim's deadline; the only global state is the client, which is safe for
+// concurrent use and replaced whole on init and when augur.yaml changes.
 package main
 
 /*
@@ -26,8 +25,11 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/augur-hpc/augur/sidecar/config"
@@ -51,6 +53,13 @@ func logf(isErr bool, format string, args ...any) {
 	C.augur_log(e, msg)
 }
 
+// reloadEvery is how often the plugin looks for a changed augur.yaml.
+// slurmctld 22.05 re-initialises job_submit plugins on `scontrol reconfigure`
+// only when JobSubmitPlugins itself changed, so the plugin watches its file.
+const reloadEvery = 10 * time.Second
+
+var watchOnce sync.Once
+
 //export augurInit
 func augurInit() {
 	defer func() {
@@ -58,9 +67,45 @@ func augurInit() {
 			logf(true, "panic in init (plugin stays loaded, jobs pass unchanged): %v\n%s", r, debug.Stack())
 		}
 	}()
+	load()
+	watchOnce.Do(func() { go watch() })
+}
+
+// watch reloads the configuration when its file changes.
+func watch() {
+	defer func() {
+		if r := recover(); r != nil {
+			logf(true, "panic watching the configuration (no more reloads until restart): %v", r)
+		}
+	}()
+	last := stamp()
+	for range time.Tick(reloadEvery) {
+		if now := stamp(); now != last {
+			last = now
+			logf(false, "%s changed; reloading", config.Path(""))
+			load()
+		}
+	}
+}
+
+func stamp() string {
+	fi, err := os.Stat(config.Path(""))
+	if err != nil {
+		return "missing"
+	}
+	return fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
+}
+
+// load reads the configuration and replaces the client. A bad file keeps
+// the previous client, or the defaults when there is none.
+func load() {
 	path := config.Path("")
 	cfg, err := config.Load(path, nil)
 	if err != nil {
+		if client.Load() != nil {
+			logf(true, "%v; keeping the configuration in use", err)
+			return
+		}
 		d := config.Default()
 		cfg = &d
 		logf(true, "%v; using defaults (socket %s)", err, cfg.Socket.Path)

@@ -93,8 +93,8 @@ type TRES struct {
 
 // ShimStats is the shim's view of its recent failures.
 type ShimStats struct {
-	FailOpens       uint64 `json:"fail_opens,omitempty"`        // submissions accepted unchanged because augurd failed
-	Skipped         uint64 `json:"skipped,omitempty"`           // of those, accepted during a cool-down without trying
+	FailOpens       uint64 `json:"fail_opens,omitempty"`         // submissions accepted unchanged because augurd failed
+	Skipped         uint64 `json:"skipped,omitempty"`            // of those, accepted during a cool-down without trying
 	LastRoundTripUS uint64 `json:"last_round_trip_us,omitempty"` // the previous successful round trip
 }
 

@@ -20,8 +20,8 @@ func sampleRequest() *Request {
 		V: Version, Token: "0123456789abcdef0123456789abcdef",
 		SubmitUID: 1000, UserID: 1000, GroupID: 1000,
 		Name: "train-llama", Account: "ml", Partition: "gpu", QOS: "normal",
-		WorkDir: "/home/alice/llama",
-		TRES:    TRES{PerNode: "gres:gpu:a100:2"},
+		WorkDir:  "/home/alice/llama",
+		TRES:     TRES{PerNode: "gres:gpu:a100:2"},
 		MinNodes: 1, NumTasks: 2, CPUsPerTask: 8, MemPerNodeMB: 64000, TimeLimitMin: 240,
 		Script: "#!/bin/bash\n#SBATCH --gres=gpu:a100:2\ntorchrun --nproc_per_node 2 train.py --batch-size 32\n",
 		Shim:   ShimStats{FailOpens: 2, Skipped: 1, LastRoundTripUS: 180},
@@ -162,8 +162,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 func TestValidateResponse(t *testing.T) {
 	big := int64(MaxSiteFactor + 1)
 	cases := map[string]struct {
-		r    Response
-		ok   bool
+		r  Response
+		ok bool
 	}{
 		"accept":          {Response{V: 1, Token: "t", Action: Accept}, true},
 		"other token":     {Response{V: 1, Token: "u", Action: Accept}, false},
