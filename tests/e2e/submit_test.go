@@ -270,6 +270,18 @@ func TestReconfigureAndRestart(t *testing.T) {
 	if j := c.job(t, c.sbatch(t, "-H", "--wrap", "true")); token(j) == "" {
 		t.Error("not annotated after a config reload")
 	}
+	// augurd re-reads it on SIGHUP.
+	pid, err := os.ReadFile(filepath.Join(c.dir, "run", "augurd.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := c.run(t, "kill", "-HUP", strings.TrimSpace(string(pid))); err != nil {
+		t.Fatalf("kill -HUP augurd: %v %s", err, stderr)
+	}
+	waitFor(t, 10*time.Second, "augurd to reload on SIGHUP", func() bool {
+		b, _ := os.ReadFile(filepath.Join(c.dir, "log", "augurd.log"))
+		return strings.Contains(string(b), "configuration reloaded")
+	})
 	if out, err := c.script("restart-ctld.sh"); err != nil {
 		t.Fatalf("restart: %v\n%s", err, out)
 	}
