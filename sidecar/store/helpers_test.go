@@ -81,6 +81,7 @@ func (b *outBuilder) Token(token string) *outBuilder      { b.o.Token = token; r
 func (b *outBuilder) Exit(state string) *outBuilder       { b.o.ExitState = state; return b }
 func (b *outBuilder) Obj() store.Outcome                  { return b.o }
 func (b *outBuilder) Source(source string) *outBuilder    { b.o.Source = source; return b }
+func (b *outBuilder) PeakGPUMem(mib float64) *outBuilder  { b.o.PeakGPUMemMiB = mib; return b }
 
 // token makes the i'th test token, hex as the shim's are.
 func token(i int) string { return fmt.Sprintf("%016x", i) }

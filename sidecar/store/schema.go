@@ -52,16 +52,24 @@ CREATE INDEX submissions_script ON submissions (script_sha256);
 
 CREATE TABLE outcomes (
 	job_id            INTEGER PRIMARY KEY,
-	token             TEXT NOT NULL,       -- '' when unknown; no foreign key, the submission may still be queued
+	token             TEXT NOT NULL,       -- '' until known; no foreign key, the submission may still be queued
 	user_id           INTEGER NOT NULL,
-	signature         TEXT NOT NULL,
+	signature         TEXT NOT NULL,       -- '' until the job is linked to its submission
 	gpu_type          TEXT NOT NULL,
 	gpus              INTEGER NOT NULL,
 	peak_gpu_mem_mib  REAL NOT NULL,
 	runtime_sec       REAL NOT NULL,
 	exit_state        TEXT NOT NULL,
 	ended_at_ns       INTEGER NOT NULL,
-	source            TEXT NOT NULL
+	source            TEXT NOT NULL,
+	node              TEXT NOT NULL DEFAULT '',
+	started_at_ns     INTEGER NOT NULL DEFAULT 0,
+	mean_sm_util      REAL NOT NULL DEFAULT 0,  -- percent, mean over the job's GPUs
+	energy_j          REAL NOT NULL DEFAULT 0,
+	oom_suspect       INTEGER NOT NULL DEFAULT 0,
+	finalized         TEXT NOT NULL DEFAULT '',  -- epilog, recovered
+	received_at_ns    INTEGER NOT NULL DEFAULT 0,
+	report_json       TEXT                       -- the node's whole report
 );
 -- History: newest first for one user and signature. job_id is the rowid, so
 -- the index also orders ties by job_id without a sort.

@@ -86,6 +86,16 @@ type Outcome struct {
 	ExitState     string // COMPLETED, FAILED, OUT_OF_MEMORY, TIMEOUT, CANCELLED, NODE_FAIL, ...
 	EndedAt       time.Time
 	Source        string // "node", "import", ...
+
+	// From a node's report (zero when the outcome came from elsewhere).
+	Node       string
+	StartedAt  time.Time
+	MeanSMUtil float64 // percent
+	EnergyJ    float64
+	OOMSuspect bool
+	Finalized  string // "epilog" or "recovered"
+	ReceivedAt time.Time
+	Report     []byte // the node's report, JSON; opaque here
 }
 
 // Options tune a Store. The zero value is usable.
@@ -238,6 +248,8 @@ func open(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 		{&s.writes.insertSubmission, insertSubmissionSQL},
 		{&s.writes.linkJob, linkJobSQL},
 		{&s.writes.insertOutcome, insertOutcomeSQL},
+		{&s.writes.linkOutcome, linkOutcomeSQL},
+		{&s.writes.fillOutcome, fillOutcomeSQL},
 	}
 	for _, st := range stmts {
 		p, err := db.PrepareContext(ctx, st.query)
@@ -264,7 +276,7 @@ func (s *Store) closeStmts() error {
 	for _, st := range []*sql.Stmt{
 		s.historyStmt, s.submissionStmt, s.countStmt,
 		s.writes.scriptExists, s.writes.insertScript, s.writes.insertSubmission,
-		s.writes.linkJob, s.writes.insertOutcome,
+		s.writes.linkJob, s.writes.insertOutcome, s.writes.linkOutcome, s.writes.fillOutcome,
 	} {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -339,18 +351,28 @@ func (s *Store) LinkJob(ctx context.Context, token string, jobID uint64) error {
 // is ignored (the first one is kept), so re-sending is harmless. Like Record
 // it waits for the commit or ctx.
 func (s *Store) AddOutcome(ctx context.Context, o Outcome) error {
+	_, err := s.PutOutcome(ctx, o)
+	return err
+}
+
+// PutOutcome is AddOutcome that also says whether the outcome was new
+// (false: one for the job id was already stored). An outcome whose job is
+// already linked to a submission takes that submission's token and
+// signature; one that arrives first gets them when LinkJob comes.
+func (s *Store) PutOutcome(ctx context.Context, o Outcome) (bool, error) {
 	if o.JobID == 0 || o.JobID > math.MaxInt64 {
-		return fmt.Errorf("store: outcome: job id %d: %w", o.JobID, ErrInvalid)
+		return false, fmt.Errorf("store: outcome: job id %d: %w", o.JobID, ErrInvalid)
 	}
 	if o.Token != "" {
 		if err := validToken(o.Token); err != nil {
-			return fmt.Errorf("store: outcome of job %d: %w", o.JobID, err)
+			return false, fmt.Errorf("store: outcome of job %d: %w", o.JobID, err)
 		}
 	}
-	if err := s.enqueue(ctx, op{kind: opOutcome, out: &o}); err != nil {
-		return fmt.Errorf("store: outcome of job %d: %w", o.JobID, err)
+	var added bool
+	if err := s.enqueue(ctx, op{kind: opOutcome, out: &o, added: &added}); err != nil {
+		return false, fmt.Errorf("store: outcome of job %d: %w", o.JobID, err)
 	}
-	return nil
+	return added, nil
 }
 
 func validToken(t string) error {

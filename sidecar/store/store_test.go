@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -627,5 +628,53 @@ func TestReaderLatest(t *testing.T) {
 	}
 	if _, err := store.OpenReadOnly(ctx, path+".missing"); err == nil {
 		t.Error("opened a missing database")
+	}
+}
+
+// TestOutcomeLearnsItsSignature: an outcome that arrives before its job is
+// linked gets the submission's signature at LinkJob; one that arrives after
+// the link gets it at once. Either way History finds it.
+func TestOutcomeLearnsItsSignature(t *testing.T) {
+	s := openStore(t, dbPath(t), store.Options{})
+	ctx := context.Background()
+	sub := newSub(token(1)).User(1000, "alice").Obj()
+	sub.Signature = "sig-a"
+	if err := s.Record(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	early := newOutcome(501).User(1000).Sig("").PeakGPUMem(9000).Obj()
+	added, err := s.PutOutcome(ctx, early)
+	if err != nil || !added {
+		t.Fatalf("PutOutcome = %v, %v", added, err)
+	}
+	if err := s.LinkJob(ctx, token(1), 501); err != nil {
+		t.Fatal(err)
+	}
+	sub2 := newSub(token(2)).User(1000, "alice").Job(502).Obj()
+	sub2.Signature = "sig-a"
+	if err := s.Record(ctx, sub2); err != nil {
+		t.Fatal(err)
+	}
+	late := newOutcome(502).User(1000).Sig("").PeakGPUMem(9100).Obj()
+	if _, err := s.PutOutcome(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	hist, err := s.History(ctx, 1000, "sig-a", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, o := range hist {
+		got = append(got, o.JobID)
+		if o.Token == "" {
+			t.Errorf("outcome %d has no token", o.JobID)
+		}
+	}
+	sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
+	if diff := cmp.Diff([]uint64{501, 502}, got); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if added, err := s.PutOutcome(ctx, late); err != nil || added {
+		t.Errorf("re-sent outcome: added=%v err=%v, want a duplicate", added, err)
 	}
 }

@@ -27,11 +27,13 @@ type op struct {
 	token string      // opLink
 	jobID int64       // opLink
 	out   *Outcome    // opOutcome
+	added *bool       // opOutcome: set when the row was new
 	done  chan error  // capacity 1; gets the op's result once committed
 }
 
 type writeStmts struct {
 	scriptExists, insertScript, insertSubmission, linkJob, insertOutcome *sql.Stmt
+	linkOutcome, fillOutcome                                             *sql.Stmt
 }
 
 const (
@@ -53,9 +55,21 @@ ON CONFLICT (token) DO NOTHING`
 	insertOutcomeSQL = `
 INSERT INTO outcomes (
 	job_id, token, user_id, signature, gpu_type, gpus, peak_gpu_mem_mib, runtime_sec,
-	exit_state, ended_at_ns, source
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	exit_state, ended_at_ns, source, node, started_at_ns, mean_sm_util, energy_j,
+	oom_suspect, finalized, received_at_ns, report_json
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (job_id) DO NOTHING`
+	// An outcome that arrived before its job was linked learns its
+	// submission's token and signature at the link ...
+	linkOutcomeSQL = `
+UPDATE outcomes SET token = s.token, signature = s.signature
+FROM submissions s
+WHERE outcomes.job_id = ? AND s.token = ? AND outcomes.signature = ''`
+	// ... and one that arrives after, at once.
+	fillOutcomeSQL = `
+UPDATE outcomes SET token = s.token, signature = s.signature
+FROM submissions s
+WHERE outcomes.job_id = ? AND s.job_id = outcomes.job_id AND outcomes.signature = ''`
 )
 
 // enqueue queues o for the writer and waits for its result or ctx.
@@ -214,6 +228,8 @@ func (s *Store) commit(ctx context.Context, w *writer) error {
 		insertSubmission: tx.StmtContext(ctx, s.writes.insertSubmission),
 		linkJob:          tx.StmtContext(ctx, s.writes.linkJob),
 		insertOutcome:    tx.StmtContext(ctx, s.writes.insertOutcome),
+		linkOutcome:      tx.StmtContext(ctx, s.writes.linkOutcome),
+		fillOutcome:      tx.StmtContext(ctx, s.writes.fillOutcome),
 	}
 	for i := range w.batch {
 		err := st.apply(ctx, w, &w.batch[i])
@@ -275,14 +291,31 @@ func (st *writeStmts) apply(ctx context.Context, w *writer, o *op) error {
 		} else if n == 0 {
 			return fmt.Errorf("no submission with token %s: %w", o.token, ErrNotFound)
 		}
+		if _, err := st.linkOutcome.ExecContext(ctx, o.jobID, o.token); err != nil {
+			return fmt.Errorf("link outcome: %w", err)
+		}
 		return nil
 	case opOutcome:
 		out := o.out
-		_, err := st.insertOutcome.ExecContext(ctx,
+		res, err := st.insertOutcome.ExecContext(ctx,
 			int64(out.JobID), out.Token, out.UserID, out.Signature, out.GPUType, out.GPUs,
-			out.PeakGPUMemMiB, out.RuntimeSec, out.ExitState, unixNano(out.EndedAt), out.Source)
+			out.PeakGPUMemMiB, out.RuntimeSec, out.ExitState, unixNano(out.EndedAt), out.Source,
+			out.Node, unixNano(out.StartedAt), out.MeanSMUtil, out.EnergyJ, out.OOMSuspect,
+			out.Finalized, unixNano(out.ReceivedAt), jsonText(out.Report))
 		if err != nil {
 			return fmt.Errorf("insert outcome: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("insert outcome: %w", err)
+		}
+		if o.added != nil {
+			*o.added = n == 1
+		}
+		if n == 1 && out.Signature == "" {
+			if _, err := st.fillOutcome.ExecContext(ctx, int64(out.JobID)); err != nil {
+				return fmt.Errorf("fill outcome: %w", err)
+			}
 		}
 		return nil
 	}

@@ -198,3 +198,28 @@ wait_node() {
 	scontrol show node "$NODE" >&2 2>/dev/null || true
 	die "node $NODE not idle after $1 s (state '${state}')"
 }
+
+# munge_up starts munged (creating its key if there is none) unless a
+# credential already round-trips.
+munge_up() {
+	local i
+	if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+		log "munge not working: starting munged"
+		if [[ ! -s /etc/munge/munge.key ]]; then
+			log "creating /etc/munge/munge.key"
+			mkdir -p /etc/munge
+			mungekey --create --keyfile=/etc/munge/munge.key 2>/dev/null ||
+				dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
+		fi
+		chown munge:munge /etc/munge/munge.key
+		chmod 0400 /etc/munge/munge.key
+		mkdir -p /run/munge
+		chown munge:munge /run/munge
+		munged --force || die "munged failed to start"
+		for ((i = 0; i < 20; i++)); do
+			munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break
+			sleep 0.25
+		done
+		munge -n | unmunge >/dev/null || die "munge still not working after starting munged"
+	fi
+}

@@ -86,7 +86,8 @@ func (c *cluster) sbatch(t testing.TB, args ...string) uint64 {
 
 func (c *cluster) trySbatch(t testing.TB, args ...string) (uint64, string, error) {
 	t.Helper()
-	out, stderr, err := c.run(t, "sbatch", append([]string{"--parsable"}, args...)...)
+	// Job output goes to the cluster directory, never into the source tree.
+	out, stderr, err := c.run(t, "sbatch", append([]string{"--parsable", "--output=" + filepath.Join(c.dir, "log", "job-%j.out")}, args...)...)
 	if err != nil {
 		return 0, stderr, err
 	}

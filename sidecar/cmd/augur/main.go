@@ -9,6 +9,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"sort"
 )
 
 type command struct {
@@ -16,13 +17,26 @@ type command struct {
 	run         func(args []string) error
 }
 
+// registry holds the subcommands; each file registers its own in init, so
+// that adding a command touches no shared list.
+var registry = map[string]command{}
+
+func register(c command) { registry[c.name] = c }
+
 func commands() []command {
-	return []command{
-		{"config", "config check [--config FILE]: validate the configuration and print the effective one", runConfig},
-		{"decisions", "decisions [--config FILE] [-n N] [--json]: the latest submissions and what augurd decided", runDecisions},
-		{"ping", "ping [--config FILE] [--socket PATH]: ask augurd to decide a dummy job and time the round trip", runPing},
-		{"version", "version: print Augur's version", runVersion},
+	out := make([]command, 0, len(registry))
+	for _, c := range registry {
+		out = append(out, c)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+func init() {
+	register(command{"config", "config check [--config FILE]: validate the configuration and print the effective one", runConfig})
+	register(command{"decisions", "decisions [--config FILE] [-n N] [--json]: the latest submissions and what augurd decided", runDecisions})
+	register(command{"ping", "ping [--config FILE] [--socket PATH]: ask augurd to decide a dummy job and time the round trip", runPing})
+	register(command{"version", "version: print Augur's version", runVersion})
 }
 
 func usage() {
@@ -40,14 +54,12 @@ func main() {
 		}
 		return
 	}
-	for _, c := range commands() {
-		if c.name == os.Args[1] {
-			if err := c.run(os.Args[2:]); err != nil {
-				fmt.Fprintf(os.Stderr, "augur %s: %v\n", c.name, err)
-				os.Exit(1)
-			}
-			return
+	if c, ok := registry[os.Args[1]]; ok {
+		if err := c.run(os.Args[2:]); err != nil {
+			fmt.Fprintf(os.Stderr, "augur %s: %v\n", c.name, err)
+			os.Exit(1)
 		}
+		return
 	}
 	fmt.Fprintf(os.Stderr, "augur: unknown command %q\n", os.Args[1])
 	usage()

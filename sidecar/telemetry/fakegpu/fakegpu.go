@@ -1,0 +1,77 @@
+// Package fakegpu is go-nvml's dgxa100 mock (eight A100-40GB) with the calls
+// it lacks filled in from a load function: memory in use, utilisation,
+// power and compute processes. It stands in for NVML where no GPU exists, in
+// tests and in the test build of augur-node; nothing else in Augur fakes
+// NVML.
+//
+//	load(index) ─> Load{memory, utilisation, power, processes} ─> dgxa100.Server (nvml.Interface)
+package fakegpu
+
+import (
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+)
+
+// Proc is one process on a fake GPU.
+type Proc struct {
+	PID     uint32
+	UsedMiB float64
+}
+
+// Load is what a fake GPU reports at one call.
+type Load struct {
+	MemUsedMiB float64 // 0: the sum of the processes' memory
+	SMUtil     uint32
+	MemUtil    uint32
+	PowerW     float64
+	Procs      []Proc
+	// NoProcs makes GetComputeRunningProcesses answer NOT_SUPPORTED, as
+	// some GPUs and containers do.
+	NoProcs bool
+}
+
+const mib = 1 << 20
+
+// New returns an eight-GPU mock whose readings come from load.
+func New(load func(index int) Load) *dgxa100.Server {
+	s := dgxa100.New()
+	for i, d := range s.Devices {
+		dev := d.(*dgxa100.Device)
+		idx := i
+		total := dev.MemoryInfo.Total
+		used := func(l Load) uint64 {
+			if l.MemUsedMiB > 0 {
+				return uint64(l.MemUsedMiB * mib)
+			}
+			var sum float64
+			for _, p := range l.Procs {
+				sum += p.UsedMiB
+			}
+			return uint64(sum * mib)
+		}
+		dev.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) {
+			u := min(used(load(idx)), total)
+			return nvml.Memory{Total: total, Used: u, Free: total - u}, nvml.SUCCESS
+		}
+		dev.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
+			l := load(idx)
+			return nvml.Utilization{Gpu: l.SMUtil, Memory: l.MemUtil}, nvml.SUCCESS
+		}
+		dev.GetPowerUsageFunc = func() (uint32, nvml.Return) {
+			return uint32(load(idx).PowerW * 1000), nvml.SUCCESS
+		}
+		dev.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+			l := load(idx)
+			if l.NoProcs {
+				return nil, nvml.ERROR_NOT_SUPPORTED
+			}
+			out := make([]nvml.ProcessInfo, len(l.Procs))
+			for i, p := range l.Procs {
+				out[i] = nvml.ProcessInfo{Pid: p.PID, UsedGpuMemory: uint64(p.UsedMiB * mib)}
+			}
+			return out, nvml.SUCCESS
+		}
+	}
+	s.ErrorStringFunc = func(r nvml.Return) string { return "fake nvml error " + r.String() }
+	return s
+}

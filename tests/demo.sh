@@ -1,0 +1,300 @@
+#!/usr/bin/env bash
+# A guided tour of Augur on the local test cluster (run as root):
+#
+#   1. four realistic training jobs, never seen before: annotated, src=default
+#   2. Augur learns: earlier runs of two of them are recorded in its store
+#   3. the same jobs again: a typeless request is placed on a GPU type that
+#      fits, gets a priority boost; a job that cannot fit a T4 is refused
+#   4. fail-open: with augurd stopped, submissions still go through
+#   5. what augurd decided, and its metrics
+#
+# Every job is submitted held (-H), so nothing runs on the stand-in GPUs.
+# The cluster is left running at the end.
+#
+#   usage: tests/demo.sh [DIR]        (default tests/.cluster; make demo)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+CLUSTER="$REPO/tests/cluster"
+AUGUR="$REPO/bin/augur"
+
+DIR="${1:-$REPO/tests/.cluster}"
+mkdir -p "$DIR"
+DIR="$(cd "$DIR" && pwd)"
+DEMO="$DIR/demo"
+DB="$DIR/var/augur.db"
+METRICS_PORT="${AUGUR_TEST_METRICS_PORT:-19467}"
+
+for tool in sbatch squeue scontrol sqlite3 jq curl; do
+	command -v "$tool" >/dev/null || { echo "$tool not found (run tests/cluster/install-deps.sh)" >&2; exit 2; }
+done
+[[ -x "$AUGUR" ]] || { echo "$AUGUR missing: run 'make build build-test-plugin' first" >&2; exit 2; }
+
+if [[ -t 1 ]]; then
+	BOLD=$'\e[1m' DIM=$'\e[2m' RESET=$'\e[0m'
+else
+	BOLD="" DIM="" RESET=""
+fi
+
+# header TITLE: a header; step TITLE: a numbered one (the story's steps).
+STEP=0
+header() { printf '\n%s== %s ==%s\n' "$BOLD" "$1" "$RESET"; }
+step() {
+	STEP=$((STEP + 1))
+	header "$STEP. $1"
+}
+# fd 3 is the terminal's stdout, for commands echoed inside $(...).
+exec 3>&1
+say() { printf '%s\n' "$*"; }
+# run CMD...: show a command, then run it.
+run() {
+	printf '%s$ %s%s\n' "$DIM" "$*" "$RESET"
+	"$@"
+}
+sql() { sqlite3 -cmd '.timeout 5000' "$DB" "$@"; }
+
+# ---------------------------------------------------------------- cluster
+header "Setup: bring up the test cluster (slurmctld + Augur plugin, slurmd, augurd)"
+say "tests/cluster/up.sh $DIR   (fresh state, empty augurd store)"
+if ! AUGUR_TEST_KEEP_DB=0 AUGUR_TEST_NO_PLUGIN=0 AUGUR_TEST_NO_AUGURD=0 \
+	"$CLUSTER/up.sh" "$DIR" >"$DIR/demo-up.log" 2>&1; then
+	cat "$DIR/demo-up.log" >&2
+	echo "up.sh failed" >&2
+	exit 1
+fi
+grep -E '^  (node|augurd|plugin) ' "$DIR/demo-up.log" || true
+# shellcheck source=/dev/null # written by up.sh
+source "$DIR/env"
+
+# ---------------------------------------------------------------- scripts
+mkdir -p "$DEMO/logs"
+cd "$DEMO"
+
+cat >resnet50.sh <<'EOF'
+#!/bin/bash
+#SBATCH --job-name=resnet50-imagenet
+#SBATCH --partition=gpu
+#SBATCH --gres=gpu:1
+#SBATCH --cpus-per-task=1
+#SBATCH --mem=2G
+#SBATCH --time=08:00:00
+#SBATCH --output=logs/%x-%j.out
+# ResNet-50 on ImageNet-1k, one GPU, mixed precision.
+module load cuda/12.1
+source /opt/venvs/torch-2.1/bin/activate
+python train_imagenet.py --arch resnet50 --data /datasets/imagenet-1k \
+    --epochs 90 --batch-size 256 --lr 0.1 --amp --workers 8 \
+    --output /scratch/$USER/resnet50/$SLURM_JOB_ID
+EOF
+
+cat >vit.sh <<'EOF'
+#!/bin/bash
+#SBATCH --job-name=vit-b16
+#SBATCH --partition=gpu
+#SBATCH --nodes=1
+#SBATCH --gpus=4
+#SBATCH --cpus-per-task=1
+#SBATCH --mem=4G
+#SBATCH --time=12:00:00
+#SBATCH --output=logs/%x-%j.out
+# ViT-B/16 on ImageNet-1k, 4 GPUs on one node (DDP via torchrun).
+module load cuda/12.1 nccl/2.18
+source /opt/venvs/torch-2.1/bin/activate
+export OMP_NUM_THREADS=4
+torchrun --standalone --nproc_per_node=4 train_vit.py \
+    --model vit_base_patch16_224 --data-path /datasets/imagenet-1k \
+    --epochs 300 --batch-size 128 --lr 3e-3 --weight-decay 0.3 --amp \
+    --output-dir /scratch/$USER/vit-b16/$SLURM_JOB_ID
+EOF
+
+cat >llama2-7b-ft.sh <<'EOF'
+#!/bin/bash
+#SBATCH --job-name=llama2-7b-sft
+#SBATCH --partition=gpu
+#SBATCH --nodes=1
+#SBATCH --gres=gpu:a100:2
+#SBATCH --cpus-per-task=1
+#SBATCH --mem=8G
+#SBATCH --time=1-00:00:00
+#SBATCH --output=logs/%x-%j.out
+# Llama-2-7b supervised fine-tune, DeepSpeed ZeRO-2, bf16, 2 GPUs.
+module load cuda/12.1
+source /opt/venvs/hf-4.35/bin/activate
+deepspeed --num_gpus=2 finetune.py \
+    --model_name_or_path meta-llama/Llama-2-7b-hf \
+    --dataset tatsu-lab/alpaca --bf16 --deepspeed ds_zero2.json \
+    --per_device_train_batch_size 8 --gradient_accumulation_steps 4 \
+    --num_train_epochs 3 --learning_rate 2e-5 \
+    --output_dir /scratch/$USER/llama2-7b-sft/$SLURM_JOB_ID
+EOF
+
+cat >bert.sh <<'EOF'
+#!/bin/bash
+#SBATCH --job-name=bert-base-glue
+#SBATCH --partition=gpu
+#SBATCH --nodes=1
+#SBATCH --gpus-per-node=t4:1
+#SBATCH --cpus-per-task=1
+#SBATCH --mem=2G
+#SBATCH --time=02:00:00
+#SBATCH --output=logs/%x-%j.out
+# BERT-base fine-tune on GLUE/MNLI, one T4.
+source /opt/venvs/hf-4.35/bin/activate
+python run_glue.py --model_name_or_path bert-base-uncased --task_name mnli \
+    --do_train --do_eval --max_seq_length 128 --per_device_train_batch_size 32 \
+    --learning_rate 2e-5 --num_train_epochs 3 --fp16 \
+    --output_dir /scratch/$USER/bert-mnli/$SLURM_JOB_ID
+EOF
+
+# ---------------------------------------------------------------- helpers
+
+# job_json ID: the job as squeue --json shows it.
+job_json() { squeue --json | jq --argjson id "$1" '.jobs[] | select(.job_id == $id)'; }
+
+# gpu_request ID: the GPU request as Slurm stored it (the non-empty tres_per_*).
+gpu_request() {
+	job_json "$1" | jq -r '[to_entries[] | select((.key | test("^tres_per_(node|job|task|socket)$")) and .value != "")
+		| "\(.key)=\(.value)"] | if length == 0 then "none" else join(" ") end'
+}
+
+# annotation ID: the job's AdminComment ("" when it has none).
+annotation() { job_json "$1" | jq -r '.admin_comment // ""'; }
+
+# show_job ID: one job's id, GPU request and annotation.
+show_job() {
+	local ann
+	ann="$(annotation "$1")"
+	printf '  job %-5s %s\n' "$1" "$(job_json "$1" | jq -r .name)"
+	printf '    GPU request (Slurm)  %s\n' "$(gpu_request "$1")"
+	printf '    AdminComment         %s\n' "${ann:-(none)}"
+}
+
+# submit ARGS...: sbatch -H --parsable ARGS; prints the job id.
+submit() {
+	printf '%s$ sbatch -H %s%s\n' "$DIM" "$*" "$RESET" >&3
+	sbatch -H --parsable "$@" | cut -d';' -f1
+}
+
+# signature_of ID: the script signature augurd stored for job ID's submission
+# (found by the token in its AdminComment; augurd commits within ~20 ms).
+signature_of() {
+	local tok sig="" i
+	tok="$(annotation "$1" | sed -n 's/^augur:tok=\([0-9a-f]*\).*/\1/p')"
+	[[ -n "$tok" ]] || { echo "job $1 has no augur token" >&2; return 1; }
+	for ((i = 0; i < 50; i++)); do
+		sig="$(sql "SELECT signature FROM submissions WHERE token = '$tok'")"
+		[[ -n "$sig" ]] && break
+		sleep 0.1
+	done
+	[[ -n "$sig" ]] || { echo "augurd's store has no submission $tok" >&2; return 1; }
+	echo "$sig"
+}
+
+# ---------------------------------------------------------------- 1
+step "Four training jobs Augur has never seen"
+say "Each script is submitted held (-H): Slurm keeps it queued, nothing runs."
+say "The plugin asks augurd about every submission and appends its answer to"
+say "the job's AdminComment: a token, the predicted peak GPU memory per GPU and"
+say "runtime, and where they came from. Nothing is known yet, so src=default:"
+say "the request itself (all of the GPU's memory, the whole time limit)."
+declare -A JOB
+for s in resnet50 vit llama2-7b-ft bert; do
+	JOB[$s]="$(submit "$s.sh")"
+done
+for s in resnet50 vit llama2-7b-ft bert; do
+	show_job "${JOB[$s]}"
+done
+
+# ---------------------------------------------------------------- 2
+step "Augur learns from finished runs"
+say "In production the node agent (augur-node) records each finished job's peak"
+say "GPU memory and runtime. Here we write earlier runs straight into augurd's"
+say "store ($DB; SQLite in WAL mode, so a second writer is fine while augurd runs)."
+say "Runs are matched to new submissions by user and script signature (the"
+say "script with numbers and paths abstracted), taken from the step-1 submissions:"
+UID_NOW="$(id -u)"
+SIG_VIT="$(signature_of "${JOB[vit]}")"
+SIG_LLAMA="$(signature_of "${JOB[llama2-7b-ft]}")"
+printf '  vit.sh           signature %s\n' "$SIG_VIT"
+printf '  llama2-7b-ft.sh  signature %s\n' "$SIG_LLAMA"
+NOW_NS="$(date +%s%N)"
+DAY_NS=86400000000000
+sql "INSERT INTO outcomes (job_id, token, user_id, signature, gpu_type, gpus,
+                           peak_gpu_mem_mib, runtime_sec, exit_state, ended_at_ns, source)
+     VALUES (900101, '', $UID_NOW, '$SIG_VIT',   'a100', 4, 30000, 1500, 'COMPLETED', $NOW_NS - 3 * $DAY_NS, 'demo'),
+            (900102, '', $UID_NOW, '$SIG_VIT',   'a100', 4, 29400, 1440, 'COMPLETED', $NOW_NS - 2 * $DAY_NS, 'demo'),
+            (900201, '', $UID_NOW, '$SIG_LLAMA', 'a100', 2, 39000,  610, 'FAILED',    $NOW_NS - 2 * $DAY_NS, 'demo'),
+            (900202, '', $UID_NOW, '$SIG_LLAMA', 'a100', 2, 38800,  590, 'FAILED',    $NOW_NS - 1 * $DAY_NS, 'demo')"
+say "Recorded runs (outcomes table):"
+sql -header -column "SELECT job_id, signature, gpu_type, gpus, peak_gpu_mem_mib AS peak_mib,
+                            runtime_sec, exit_state FROM outcomes ORDER BY job_id"
+
+# ---------------------------------------------------------------- 3
+step "The same jobs again: placed, prioritised, or refused"
+say "vit.sh again, unchanged: it asks for 4 GPUs of any type (--gpus=4). Its runs"
+say "peaked at ~30 GB, more than a T4's 16 GB, so Augur names the first type that"
+say "fits (a100), and gives it an initial SiteFactor from its predicted runtime."
+say "(--begin=now+1hour keeps it from starting when we release it to read its priority.)"
+VIT2="$(submit --begin=now+1hour vit.sh)"
+show_job "$VIT2"
+run scontrol release "$VIT2"
+PRIO="$(job_json "$VIT2" | jq -r .priority)"
+run scontrol hold "$VIT2"
+SITE_FACTOR="$("$AUGUR" decisions --json -n 20 |
+	jq -r --arg tok "$(annotation "$VIT2" | sed -n 's/^augur:tok=\([0-9a-f]*\).*/\1/p')" \
+		'.[] | select(.token == $tok) | .decision.site_factor // "none"')"
+printf '    SiteFactor (augurd)  %s\n' "$SITE_FACTOR"
+printf '    Priority (released)  %s   (priority = SiteFactor here: all other weights are 0)\n' "$PRIO"
+printf '    Why                  %s\n' "$("$AUGUR" decisions --json -n 20 |
+	jq -r --arg tok "$(annotation "$VIT2" | sed -n 's/^augur:tok=\([0-9a-f]*\).*/\1/p')" \
+		'.[] | select(.token == $tok) | .decision.prediction.Why')"
+
+say ""
+say "llama2-7b-ft.sh on a T4 (--gres=gpu:t4:1 on the command line overrides the"
+say "script's gpu:a100:2). Both earlier runs peaked above 38 GB: on a 16 GB T4 it"
+say "would die of GPU out-of-memory, so Augur refuses it at submission:"
+printf '%s$ sbatch -H --gres=gpu:t4:1 llama2-7b-ft.sh%s\n' "$DIM" "$RESET"
+if out="$(sbatch -H --parsable --gres=gpu:t4:1 llama2-7b-ft.sh 2>&1)"; then
+	echo "UNEXPECTED: sbatch accepted it as job $out" >&2
+	exit 1
+else
+	rc=$?
+	printf '%s\n' "$out" | sed 's/^/    /'
+	say "    (sbatch exit status $rc: the job was never queued)"
+fi
+
+# ---------------------------------------------------------------- 4
+step "Fail-open: augurd down, submissions still go through"
+say "Augur must never stand between users and Slurm. Stop augurd and submit:"
+run "$CLUSTER/augurd.sh" "$DIR" stop 2>&1
+DOWN_JOB="$(submit resnet50.sh)"
+show_job "$DOWN_JOB"
+say "The plugin accepted it unchanged and said so in slurmctld's log:"
+printf '%s$ grep job_submit/augur %s | tail -2%s\n' "$DIM" "$DIR/log/slurmctld.log" "$RESET"
+grep 'job_submit/augur' "$DIR/log/slurmctld.log" | tail -2 | sed 's/^/    /'
+say "Start augurd again; the next submission is decided as usual:"
+run "$CLUSTER/augurd.sh" "$DIR" start 2>&1
+UP_JOB="$(submit resnet50.sh)"
+show_job "$UP_JOB"
+
+# ---------------------------------------------------------------- 5
+step "What augurd decided, and its metrics"
+run "$AUGUR" decisions -n 10
+say ""
+printf '%s$ curl -s 127.0.0.1:%s/metrics | grep ^augur_ | grep -v _bucket | head -20%s\n' "$DIM" "$METRICS_PORT" "$RESET"
+say "(augurd's counters start at its restart in step 4; augur_shim_fail_open_total is"
+say " reported by the plugin, which counted the submission it let through while augurd was down)"
+curl -s --max-time 5 "127.0.0.1:$METRICS_PORT/metrics" | grep '^augur_' | grep -v '_bucket' | head -20 || true
+
+# ---------------------------------------------------------------- end
+header "The cluster is still running: try it yourself"
+cat <<EOF
+  source $DIR/env
+  squeue -O JobID:7,Name:19,Reason:14,tres-per-job:17,tres-per-node:17
+  scontrol show job ${JOB[vit]} | grep -E 'AdminComment|TresPer'
+  $AUGUR decisions -n 20
+  sbatch -H $DEMO/bert.sh
+Stop it:
+  $CLUSTER/down.sh $DIR
+EOF
