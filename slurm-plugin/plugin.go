@@ -110,13 +110,16 @@ func load() {
 		cfg = &d
 		logf(true, "%v; using defaults (socket %s)", err, cfg.Socket.Path)
 	}
-	client.Store(shim.New(shim.Options{
+	old := client.Swap(shim.New(shim.Options{
 		Socket:           cfg.Socket.Path,
 		Timeout:          cfg.Shim.Timeout,
 		FailureThreshold: cfg.Shim.FailureThreshold,
 		Cooldown:         cfg.Shim.Cooldown,
 		Log:              func(isErr bool, msg string) { logf(isErr, "%s", msg) },
 	}))
+	if old != nil {
+		old.Close()
+	}
 	maxScript.Store(int64(cfg.Shim.MaxScriptBytes))
 	if C.augur_have_slurm_alloc() == 0 {
 		logf(true, "slurm_xstrdup/slurm_xfree not found in this process: jobs will pass unchanged")
@@ -141,6 +144,12 @@ func augurJobSubmit(desc *C.job_desc_msg_t, submitUID C.uint32_t, errMsg **C.cha
 	}()
 	c := client.Load()
 	if c == nil || desc == nil || C.augur_have_slurm_alloc() == 0 {
+		return C.SLURM_SUCCESS
+	}
+	if c.CoolingDown() {
+		// augurd failed repeatedly: accept at once, without even copying
+		// the script.
+		c.CountSkip()
 		return C.SLURM_SUCCESS
 	}
 	req := requestFrom(desc, uint32(submitUID), int(maxScript.Load()))

@@ -78,8 +78,11 @@ type Shim struct {
 // Store is augurd's SQLite database.
 type Store struct {
 	Path string `mapstructure:"path"`
-	// CommitWait is how long a submission's answer waits for its record to be
-	// committed; past it the answer goes out and the record stays queued.
+	// CommitWait is how long a submission's answer may wait for its record
+	// to be committed; past it the answer goes out and the record stays
+	// queued for the writer. 0 (the default) answers at once: slurmctld
+	// should not wait on a disk, and a record lost with a killed augurd is
+	// rebuilt from the job's AdminComment annotation.
 	CommitWait time.Duration `mapstructure:"commit_wait"`
 }
 
@@ -141,7 +144,7 @@ func Default() Config {
 			Cooldown:         30 * time.Second,
 			MaxScriptBytes:   4 << 20,
 		},
-		Store:   Store{Path: "/var/lib/augur/augur.db", CommitWait: 20 * time.Millisecond},
+		Store:   Store{Path: "/var/lib/augur/augur.db", CommitWait: 0},
 		Metrics: Metrics{Listen: "127.0.0.1:9467"},
 		Log:     Log{Level: "info", Format: "text"},
 		Cluster: Cluster{GPUTypes: []GPUType{}},

@@ -48,6 +48,16 @@ func newService(t testing.TB, cfg *config.Config) (*Service, *store.Store, *metr
 	return NewService(cfg, st, m, quiet, time.Now), st, m
 }
 
+// handle runs one submission as the server does: the answer, then the work
+// after it.
+func handle(svc *Service, ctx context.Context, r *wire.Request) wire.Response {
+	resp, after := svc.Handle(ctx, server.Peer{}, r)
+	if after != nil {
+		after()
+	}
+	return resp
+}
+
 func request(token, gres string) *wire.Request {
 	return &wire.Request{V: wire.Version, Token: token, UserID: 1000, SubmitUID: 1000, Name: "vit",
 		Partition: "gpu", TRES: wire.TRES{PerNode: gres}, TimeLimitMin: 60, Script: script}
@@ -57,16 +67,26 @@ func TestHandleRecordsEverySubmission(t *testing.T) {
 	cfg := testConfig(t)
 	svc, st, m := newService(t, cfg)
 	ctx := context.Background()
-	resp := svc.Handle(ctx, server.Peer{}, request("a1", "gres:gpu:1"))
+	resp := handle(svc, ctx, request("a1", "gres:gpu:1"))
 	if resp.Action != wire.Accept || !strings.HasPrefix(resp.Annotation, "augur:tok=a1") {
 		t.Fatalf("response %+v", resp)
 	}
 	if resp.TRES != nil {
 		t.Errorf("unseen job moved on a guess: %+v", resp.TRES)
 	}
-	sub, err := st.Submission(ctx, "a1")
-	if err != nil {
-		t.Fatalf("submission not recorded: %v", err)
+	// The answer went out at once (store.commit_wait 0); the record
+	// follows with the writer's next commit.
+	var sub store.Submission
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var err error
+		if sub, err = st.Submission(ctx, "a1"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("submission not recorded: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if sub.Script != script || sub.Action != "accept" || sub.UserID != 1000 || sub.PredSource != "default" {
 		t.Errorf("stored %+v", sub)
@@ -93,7 +113,7 @@ func TestHistoryDrivesTheDecision(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resp := svc.Handle(ctx, server.Peer{}, request("a2", "gres:gpu:2"))
+	resp := handle(svc, ctx, request("a2", "gres:gpu:2"))
 	if resp.TRES == nil || resp.TRES.PerNode != "gres:gpu:a100:2" {
 		t.Fatalf("TRES %+v, want gres:gpu:a100:2 (30 GB does not fit a t4)", resp.TRES)
 	}
@@ -106,7 +126,7 @@ func TestHistoryDrivesTheDecision(t *testing.T) {
 	// Another user's identical script has no history.
 	other := request("a3", "gres:gpu:2")
 	other.UserID = 1001
-	if resp := svc.Handle(ctx, server.Peer{}, other); resp.TRES != nil {
+	if resp := handle(svc, ctx, other); resp.TRES != nil {
 		t.Errorf("another user's history was used: %+v", resp.TRES)
 	}
 	if got := testutil.ToFloat64(m.GPURewrites); got != 1 {
@@ -120,13 +140,13 @@ func TestReloadChangesPolicy(t *testing.T) {
 	ctx := context.Background()
 	sig := predictor.ParseScript(script).Signature
 	st.AddOutcome(ctx, store.Outcome{JobID: 1, UserID: 1000, Signature: sig, PeakGPUMemMiB: 1000, RuntimeSec: 60, ExitState: "COMPLETED", EndedAt: time.Now()})
-	if resp := svc.Handle(ctx, server.Peer{}, request("aa", "gres:gpu:1")); resp.TRES == nil {
+	if resp := handle(svc, ctx, request("aa", "gres:gpu:1")); resp.TRES == nil {
 		t.Fatal("not rewritten before reload")
 	}
 	next := *cfg
 	next.Policy.RewriteTypelessGPUs = false
 	svc.Reload(&next)
-	if resp := svc.Handle(ctx, server.Peer{}, request("bb", "gres:gpu:1")); resp.TRES != nil {
+	if resp := handle(svc, ctx, request("bb", "gres:gpu:1")); resp.TRES != nil {
 		t.Fatal("rewritten after the reload turned it off")
 	}
 }
@@ -135,7 +155,7 @@ func TestShimStatsBecomeMetrics(t *testing.T) {
 	svc, _, m := newService(t, testConfig(t))
 	r := request("cc", "")
 	r.Shim = wire.ShimStats{FailOpens: 7, Skipped: 5, LastRoundTripUS: 300}
-	svc.Handle(context.Background(), server.Peer{}, r)
+	handle(svc, context.Background(), r)
 	if got := testutil.ToFloat64(m.ShimFailOpen); got != 7 {
 		t.Errorf("fail-open %v", got)
 	}
@@ -215,7 +235,7 @@ func BenchmarkHandle(b *testing.B) {
 			r := request(shim.NewToken(), "gres:gpu:1")
 			r.Name = "bench"
 			i.Add(1)
-			if resp := svc.Handle(context.Background(), server.Peer{}, r); resp.TRES == nil {
+			if resp := handle(svc, context.Background(), r); resp.TRES == nil {
 				b.Fatal("no rewrite")
 			}
 		}

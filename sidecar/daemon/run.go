@@ -78,7 +78,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 	}
 	srv := server.New(ln, svc, server.Options{
 		Allowed: allowed,
-		Logger:  log.With("component", "socket"),
+		// The shim keeps its connections open between submissions.
+		IdleTimeout: 5 * time.Minute,
+		Logger:      log.With("component", "socket"),
 		Events: server.Events{
 			PeerRefused:  func(server.Peer) { m.RefusedFor(metrics.RefusePeer) },
 			BadRequest:   func(error) { m.RefusedFor(metrics.RefuseDecode) },

@@ -34,6 +34,7 @@ import (
 // Store is what the service needs of augurd's database.
 type Store interface {
 	Record(ctx context.Context, sub store.Submission) error
+	Queue(sub store.Submission) error
 	History(ctx context.Context, userID uint32, signature string, limit int) ([]store.Outcome, error)
 }
 
@@ -58,13 +59,17 @@ type Service struct {
 	now     func() time.Time
 	cur     atomic.Pointer[settings]
 	names   userNames
+	hist    *historyCache
 }
+
+// historyTTL is how long a (user, signature)'s history is reused.
+const historyTTL = 2 * time.Second
 
 var _ server.Handler = (*Service)(nil)
 
 // NewService returns a Service deciding by cfg.
 func NewService(cfg *config.Config, st Store, m *metrics.Metrics, log *slog.Logger, now func() time.Time) *Service {
-	s := &Service{store: st, metrics: m, log: log, now: now}
+	s := &Service{store: st, metrics: m, log: log, now: now, hist: newHistoryCache(historyTTL, now)}
 	s.Reload(cfg)
 	return s
 }
@@ -93,42 +98,64 @@ func (s *Service) Reload(cfg *config.Config) {
 	})
 }
 
-// Handle implements server.Handler.
-func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Request) wire.Response {
+// OutcomesChanged tells the service that outcomes were stored, so cached
+// histories are stale.
+func (s *Service) OutcomesChanged() { s.hist.invalidate() }
+
+// Handle implements server.Handler. The decision is all that slurmctld waits
+// for; recording it, counting it and logging it happen after the answer is
+// written, unless store.commit_wait asks for the record first.
+func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Request) (wire.Response, func()) {
 	start := s.now()
 	set := s.cur.Load()
-	log := s.log.With("token", req.Token, "user_id", req.UserID, "job_name", req.Name)
-
-	s.shimStats(req.Shim)
 	job, gresErr := core.JobFromRequest(req)
-	hist := s.history(ctx, log, req.UserID, job.Script.Signature)
+	hist := s.history(ctx, req.UserID, job.Script.Signature)
 	d := core.Decide(core.Input{
 		Request: req, Job: job, GresErr: gresErr,
-		History: hist, Policy: set.policy, Predictor: set.predictor,
+		History: hist.rows, Policy: set.policy, Predictor: set.predictor,
 	})
 	resp := d.Response(req.Token)
 	elapsed := s.now().Sub(start)
 
-	s.record(ctx, log, set.commitWait, req, d, start, elapsed)
-	s.count(d)
-	s.metrics.DecisionDuration.Observe(s.now().Sub(start).Seconds())
-	if d.Action == wire.Reject {
-		log.Info("submission rejected", "reason", d.Message)
-	} else {
-		log.Debug("submission decided", "annotation", d.Annotation, "notes", d.Notes,
-			"decision_seconds", elapsed.Seconds())
+	finish := func() {
+		log := s.log.With("token", req.Token, "user_id", req.UserID, "job_name", req.Name)
+		if hist.err != nil {
+			s.metrics.StoreFailed(metrics.StoreHistory)
+			log.Warn("history unavailable; decided without it", "err", hist.err)
+		}
+		s.shimStats(req.Shim)
+		if set.commitWait <= 0 {
+			s.record(ctx, log, set.commitWait, req, d, start, elapsed)
+		}
+		s.count(d)
+		s.metrics.DecisionDuration.Observe(elapsed.Seconds())
+		if d.Action == wire.Reject {
+			log.Info("submission rejected", "reason", d.Message)
+		} else {
+			log.Debug("submission decided", "annotation", d.Annotation, "notes", d.Notes,
+				"decision_seconds", elapsed.Seconds())
+		}
 	}
-	return resp
+	if set.commitWait > 0 {
+		s.record(ctx, s.log.With("token", req.Token), set.commitWait, req, d, start, elapsed)
+	}
+	return resp, finish
 }
 
-func (s *Service) history(ctx context.Context, log *slog.Logger, uid uint32, sig string) []predictor.Outcome {
-	ctx, cancel := context.WithTimeout(ctx, historyBudget)
-	defer cancel()
-	rows, err := s.store.History(ctx, uid, sig, historyLimit)
+// historyResult is a history lookup, with the error the log reports later.
+type historyResult struct {
+	rows []predictor.Outcome
+	err  error
+}
+
+func (s *Service) history(ctx context.Context, uid uint32, sig string) historyResult {
+	rows, err := s.hist.get(ctx, uid, sig, func(ctx context.Context) ([]store.Outcome, error) {
+		ctx, cancel := context.WithTimeout(ctx, historyBudget)
+		defer cancel()
+		return s.store.History(ctx, uid, sig, historyLimit)
+	})
 	if err != nil {
-		s.metrics.StoreFailed(metrics.StoreHistory)
-		log.Warn("history unavailable; deciding without it", "err", err)
-		return nil
+		return historyResult{err: err}
 	}
 	out := make([]predictor.Outcome, len(rows))
 	for i, o := range rows {
@@ -137,7 +164,7 @@ func (s *Service) history(ctx context.Context, log *slog.Logger, uid uint32, sig
 			ExitState: o.ExitState, GPUType: o.GPUType, EndedAt: o.EndedAt,
 		}
 	}
-	return out
+	return historyResult{rows: out}
 }
 
 // decisionRecord is the decision as stored (JSON in the submissions table).
@@ -168,6 +195,15 @@ func (s *Service) record(ctx context.Context, log *slog.Logger, wait time.Durati
 		PredMemMiB: p.GPUMemMiB.P50, PredMemHiMiB: p.GPUMemMiB.Hi,
 		PredRuntimeSec: p.RuntimeSec.P50, PredRuntimeHiSec: p.RuntimeSec.Hi,
 		PredSource: string(p.MemSource), DecisionMicros: took.Microseconds(),
+	}
+	if wait <= 0 {
+		// Answer at once; the writer commits the record within its next
+		// group commit. Errors then reach the log from the writer.
+		if err := s.store.Queue(sub); err != nil {
+			s.metrics.StoreFailed(metrics.StoreRecord)
+			log.Error("submission not recorded", "err", err)
+		}
+		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()

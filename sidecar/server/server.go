@@ -35,8 +35,11 @@ type Peer struct {
 }
 
 // Handler answers one request. It must return quickly: slurmctld waits.
+// Work that need not delay the answer (recording, metrics, logging) goes in
+// the returned function, which the server runs after the answer is written;
+// it may be nil.
 type Handler interface {
-	Handle(ctx context.Context, peer Peer, req *wire.Request) wire.Response
+	Handle(ctx context.Context, peer Peer, req *wire.Request) (wire.Response, func())
 }
 
 // Events lets the owner count what the server refuses.
@@ -231,19 +234,23 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 			s.bad(peer, err)
 			return
 		}
-		resp, ok := s.handle(ctx, peer, req)
+		resp, after, ok := s.handle(ctx, peer, req)
 		if !ok {
 			return // no answer: the shim fails open
 		}
 		c.SetWriteDeadline(time.Now().Add(time.Second))
-		if err := wire.Write(c, resp); err != nil {
-			s.opts.Logger.Debug("answer not delivered (the shim gave up waiting?)", "err", err, "token", req.Token)
+		werr := wire.Write(c, resp)
+		if after != nil {
+			s.safely(req.Token, after)
+		}
+		if werr != nil {
+			s.opts.Logger.Debug("answer not delivered (the shim gave up waiting?)", "err", werr, "token", req.Token)
 			return
 		}
 	}
 }
 
-func (s *Server) handle(ctx context.Context, peer Peer, req *wire.Request) (resp wire.Response, ok bool) {
+func (s *Server) handle(ctx context.Context, peer Peer, req *wire.Request) (resp wire.Response, after func(), ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.opts.Logger.Error("panic deciding a submission; the shim will accept it unchanged",
@@ -254,7 +261,22 @@ func (s *Server) handle(ctx context.Context, peer Peer, req *wire.Request) (resp
 			ok = false
 		}
 	}()
-	return s.h.Handle(ctx, peer, req), true
+	resp, after = s.h.Handle(ctx, peer, req)
+	return resp, after, true
+}
+
+// safely runs a handler's after-work, containing a panic in it.
+func (s *Server) safely(token string, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.opts.Logger.Error("panic after answering a submission", "panic", fmt.Sprint(r),
+				"token", token, "stack", string(debug.Stack()))
+			if f := s.opts.Events.HandlerPanic; f != nil {
+				f(r)
+			}
+		}
+	}()
+	f()
 }
 
 func (s *Server) bad(peer Peer, err error) {

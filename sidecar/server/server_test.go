@@ -18,8 +18,8 @@ import (
 
 type handlerFunc func(ctx context.Context, peer Peer, req *wire.Request) wire.Response
 
-func (f handlerFunc) Handle(ctx context.Context, peer Peer, req *wire.Request) wire.Response {
-	return f(ctx, peer, req)
+func (f handlerFunc) Handle(ctx context.Context, peer Peer, req *wire.Request) (wire.Response, func()) {
+	return f(ctx, peer, req), nil
 }
 
 func echo(_ context.Context, peer Peer, req *wire.Request) wire.Response {

@@ -104,6 +104,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBatch is the most writes committed in one transaction (default 256).
 	MaxBatch int
+	// BatchDelay is how long the writer lets rows queued with Queue (which
+	// nobody waits for) gather before committing them (default 10ms,
+	// negative: none).
+	BatchDelay time.Duration
 	// MaxQueue is the most writes waiting for the writer; past it writes fail
 	// with ErrQueueFull (default 100,000).
 	MaxQueue int
@@ -128,6 +132,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxQueue <= 0 {
 		o.MaxQueue = 100_000
+	}
+	if o.BatchDelay == 0 {
+		o.BatchDelay = 10 * time.Millisecond
 	}
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second
@@ -325,6 +332,22 @@ func (s *Store) Record(ctx context.Context, sub Submission) error {
 	}
 	o := op{kind: opSubmit, sub: &sub, sum: sha256.Sum256([]byte(sub.Script))}
 	if err := s.enqueue(ctx, o); err != nil {
+		return fmt.Errorf("store: record %s: %w", sub.Token, err)
+	}
+	return nil
+}
+
+// Queue is Record without the wait: it returns once the row is queued, and
+// the writer commits it with its next batch (within milliseconds), retrying
+// through failures like any other row. It fails at once only when the store
+// is closed or its queue is full.
+func (s *Store) Queue(sub Submission) error {
+	if err := validSubmission(&sub); err != nil {
+		return fmt.Errorf("store: record %q: %w", sub.Token, err)
+	}
+	o := op{kind: opSubmit, sub: &sub, sum: sha256.Sum256([]byte(sub.Script)), token: sub.Token,
+		detached: true, done: make(chan error, 1)}
+	if err := s.push(o); err != nil {
 		return fmt.Errorf("store: record %s: %w", sub.Token, err)
 	}
 	return nil

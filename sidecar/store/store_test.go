@@ -678,3 +678,22 @@ func TestOutcomeLearnsItsSignature(t *testing.T) {
 		t.Errorf("re-sent outcome: added=%v err=%v, want a duplicate", added, err)
 	}
 }
+
+// TestQueueCommitsWithoutWaiting: Queue returns before the commit, and the
+// row is there moments later, exactly once even if queued twice.
+func TestQueueCommitsWithoutWaiting(t *testing.T) {
+	s := openStore(t, dbPath(t), store.Options{})
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		if err := s.Queue(newSub(token(7)).Obj()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Queue(store.Submission{Token: "not hex"}); err == nil {
+		t.Error("Queue accepted an invalid row")
+	}
+	waitFor(t, 5*time.Second, "queued row committed", func() bool {
+		n, _ := s.CountSubmissions(ctx)
+		return n == 1 && s.Pending() == 0
+	})
+}

@@ -28,7 +28,9 @@ type op struct {
 	jobID int64       // opLink
 	out   *Outcome    // opOutcome
 	added *bool       // opOutcome: set when the row was new
-	done  chan error  // capacity 1; gets the op's result once committed
+	// detached: nobody waits for the result (Queue); the writer logs failures.
+	detached bool
+	done     chan error // capacity 1; gets the op's result once committed
 }
 
 type writeStmts struct {
@@ -75,6 +77,19 @@ WHERE outcomes.job_id = ? AND s.job_id = outcomes.job_id AND outcomes.signature 
 // enqueue queues o for the writer and waits for its result or ctx.
 func (s *Store) enqueue(ctx context.Context, o op) error {
 	o.done = make(chan error, 1)
+	if err := s.push(o); err != nil {
+		return err
+	}
+	select {
+	case err := <-o.done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("not yet committed, stays queued: %w", ctx.Err())
+	}
+}
+
+// push appends o to the queue and wakes the writer.
+func (s *Store) push(o op) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -97,12 +112,7 @@ func (s *Store) enqueue(ctx context.Context, o op) error {
 	case s.wake <- struct{}{}:
 	default: // a wake-up is already pending
 	}
-	select {
-	case err := <-o.done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("not yet committed, stays queued: %w", ctx.Err())
-	}
+	return nil
 }
 
 // run is the writer goroutine: it commits whatever is queued, up to MaxBatch
@@ -115,12 +125,44 @@ func (s *Store) run() {
 		if !ok {
 			return
 		}
+		if s.opts.BatchDelay > 0 && allDetached(batch) && len(batch) < s.opts.MaxBatch {
+			// Nobody waits for these rows: gather a few more into the same
+			// transaction, so that a steady trickle of submissions costs one
+			// commit per BatchDelay rather than one per submission.
+			s.putBack(batch)
+			select {
+			case <-time.After(s.opts.BatchDelay):
+			case <-s.closing:
+			}
+			if batch, ok = s.take(w.batch[:0]); !ok {
+				return
+			}
+		}
 		w.batch = batch
 		if err := s.flush(w); err != nil {
 			s.abandon(batch, err)
 			return
 		}
 	}
+}
+
+func allDetached(batch []op) bool {
+	for _, o := range batch {
+		if !o.detached {
+			return false
+		}
+	}
+	return true
+}
+
+// putBack returns a batch just taken to the front of the queue, in order.
+func (s *Store) putBack(batch []op) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rest := s.queue[s.head:]
+	q := make([]op, 0, len(batch)+len(rest))
+	q = append(append(q, batch...), rest...)
+	s.queue, s.head, s.inflight = q, 0, 0
 }
 
 // writer is the writer goroutine's reusable state.
@@ -174,6 +216,9 @@ func (s *Store) flush(w *writer) error {
 			s.inflight = 0
 			s.mu.Unlock()
 			for i := range w.batch {
+				if w.batch[i].detached && w.results[i] != nil {
+					s.log.Error("queued write failed", "token", w.batch[i].token, "err", w.results[i])
+				}
 				w.batch[i].done <- w.results[i]
 				w.batch[i] = op{}
 			}

@@ -11,17 +11,23 @@
 // Every failure is an error for the caller to fail open on; Decide never
 // blocks longer than Options.Timeout and is safe for concurrent use
 // (slurmctld 23.02+ calls job_submit from several threads).
+//
+// Connections to augurd are kept open and reused (a small pool): a dial and
+// augurd's accept cost as much as the decision itself. A pooled connection
+// that augurd closed meanwhile (it restarted) is redialled once, within the
+// same deadline; augurd stores a submission once per token, so a request it
+// may have seen twice is harmless.
 package shim
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
+	"io"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/augur-hpc/augur/slurm-plugin/wire"
@@ -46,6 +52,27 @@ var ErrCoolingDown = errors.New("augurd failed repeatedly; not asking it during 
 // maxResponse bounds a response frame; real ones are a few hundred bytes.
 const maxResponse = 64 << 10
 
+// Pool sizes: how many idle connections are kept, and for how long.
+const (
+	maxIdle     = 4
+	maxIdleTime = 60 * time.Second
+)
+
+// conn is what the client needs of a connection (rawConn in production).
+type conn interface {
+	Read([]byte) (int, error)
+	Write([]byte) (int, error)
+	Close() error
+	SetDeadline(time.Time) error
+}
+
+type idleConn struct {
+	conn
+	since time.Time
+}
+
+var eof = io.EOF
+
 // Client asks augurd for decisions. The zero value is not usable: use New.
 type Client struct {
 	opts Options
@@ -59,6 +86,9 @@ type Client struct {
 	failOpens atomic.Uint64 // since the last report to augurd
 	skipped   atomic.Uint64
 	lastRTTUS atomic.Uint64
+
+	idle   chan idleConn
+	closed atomic.Bool
 }
 
 // New returns a Client.
@@ -72,7 +102,38 @@ func New(opts Options) *Client {
 	if opts.FailureThreshold < 1 {
 		opts.FailureThreshold = 1
 	}
-	return &Client{opts: opts}
+	return &Client{opts: opts, idle: make(chan idleConn, maxIdle)}
+}
+
+// Close drops the idle connections; requests in flight finish normally.
+func (c *Client) Close() {
+	c.closed.Store(true)
+	for {
+		select {
+		case ic := <-c.idle:
+			ic.Close()
+		default:
+			return
+		}
+	}
+}
+
+// CoolingDown reports whether Decide would fail at once without asking
+// augurd, so the caller can skip building a request.
+func (c *Client) CoolingDown() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.consecutive >= c.opts.FailureThreshold && (c.opts.Now().Before(c.openUntil) || c.probing)
+}
+
+// CountSkip records a submission the caller accepted without calling Decide
+// because CoolingDown said so.
+func (c *Client) CountSkip() {
+	c.mu.Lock()
+	c.skippedOpen++
+	c.mu.Unlock()
+	c.failOpens.Add(1)
+	c.skipped.Add(1)
 }
 
 // Options returns the options the client runs with.
@@ -120,14 +181,44 @@ func (c *Client) Decide(req *wire.Request) (*wire.Response, error) {
 }
 
 func (c *Client) roundTrip(req *wire.Request, deadline time.Time) (*wire.Response, error) {
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.opts.Socket)
+	cn, pooled := c.pooled()
+	if cn == nil {
+		var err error
+		if cn, err = c.dial(deadline); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := c.exchange(cn, req, deadline)
+	if err != nil && pooled && stale(err) && time.Now().Before(deadline) {
+		// augurd closed this connection while it sat idle (a restart):
+		// once more on a fresh one.
+		cn.Close()
+		if cn, err = c.dial(deadline); err != nil {
+			return nil, err
+		}
+		resp, err = c.exchange(cn, req, deadline)
+	}
+	if err != nil {
+		cn.Close()
+		return nil, err
+	}
+	c.release(cn)
+	return resp, nil
+}
+
+func (c *Client) dial(deadline time.Time) (conn, error) {
+	if !time.Now().Before(deadline) {
+		return nil, fmt.Errorf("connect to augurd at %s: %w", c.opts.Socket, errTimeout)
+	}
+	cn, err := dialRaw(c.opts.Socket)
 	if err != nil {
 		return nil, fmt.Errorf("connect to augurd at %s: %w", c.opts.Socket, err)
 	}
-	defer conn.Close()
+	return cn, nil
+}
+
+// exchange sends req and reads the answer on conn.
+func (c *Client) exchange(conn conn, req *wire.Request, deadline time.Time) (*wire.Response, error) {
 	if err := conn.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
@@ -146,6 +237,41 @@ func (c *Client) roundTrip(req *wire.Request, deadline time.Time) (*wire.Respons
 		return nil, err
 	}
 	return resp, nil
+}
+
+// stale tells a connection the peer had closed (nothing was answered) from
+// a slow or confused augurd.
+func stale(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// pooled returns an idle connection, dropping ones idle too long.
+func (c *Client) pooled() (conn, bool) {
+	for {
+		select {
+		case ic := <-c.idle:
+			if time.Since(ic.since) > maxIdleTime {
+				ic.Close()
+				continue
+			}
+			return ic.conn, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// release keeps a healthy connection for the next request.
+func (c *Client) release(cn conn) {
+	if c.closed.Load() {
+		cn.Close()
+		return
+	}
+	select {
+	case c.idle <- idleConn{conn: cn, since: time.Now()}:
+	default:
+		cn.Close()
+	}
 }
 
 // admit reports whether this submission may ask augurd: always while the

@@ -237,3 +237,83 @@ func TestNewTokenUnique(t *testing.T) {
 		seen[tok] = true
 	}
 }
+
+// serveMany is an augurd stand-in that answers every request on a
+// connection, counting connections.
+func serveMany(t *testing.T, path string) (accepts *atomic.Int64, stop func()) {
+	t.Helper()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepts = new(atomic.Int64)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepts.Add(1)
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			go func() {
+				defer c.Close()
+				for {
+					body, err := wire.ReadFrame(c, wire.MaxFrame)
+					if err != nil {
+						return
+					}
+					req, _ := wire.DecodeRequest(body)
+					answer(c, req)
+				}
+			}()
+		}
+	}()
+	// stop is a crash: the listener and every connection go.
+	return accepts, func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	}
+}
+
+func TestConnectionsAreReused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "augurd.sock")
+	accepts, stop := serveMany(t, path)
+	defer stop()
+	c := newClient(path, nil)
+	for i := 0; i < 100; i++ {
+		if _, err := c.Decide(&wire.Request{Token: NewToken()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := accepts.Load(); n != 1 {
+		t.Errorf("%d connections for 100 sequential decisions, want 1", n)
+	}
+}
+
+// TestAugurdRestartIsInvisible: the pooled connection dies with the old
+// augurd; the next submission redials within its deadline and succeeds.
+func TestAugurdRestartIsInvisible(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "augurd.sock")
+	_, stop := serveMany(t, path)
+	c := newClient(path, nil)
+	if _, err := c.Decide(&wire.Request{Token: NewToken()}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	accepts, stop2 := serveMany(t, path)
+	defer stop2()
+	if _, err := c.Decide(&wire.Request{Token: NewToken()}); err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+	if accepts.Load() != 1 {
+		t.Errorf("new augurd saw %d connections", accepts.Load())
+	}
+}

@@ -85,7 +85,9 @@ EOF
 up() {
 	local cfg="$1" no_plugin=0 no_augurd=0
 	[[ "$cfg" == baseline ]] && no_plugin=1 no_augurd=1
-	if ! AUGUR_TEST_NO_PLUGIN=$no_plugin AUGUR_TEST_NO_AUGURD=$no_augurd \
+	# augurd logs at info, as in production (the test cluster's file says
+	# debug, which writes a line per decision).
+	if ! AUGUR_TEST_NO_PLUGIN=$no_plugin AUGUR_TEST_NO_AUGURD=$no_augurd AUGUR_LOG_LEVEL=info \
 		"$CLUSTER/up.sh" "$DIR" >"$WORK/up-$cfg.log" 2>&1; then
 		cat "$WORK/up-$cfg.log" >&2
 		log "up.sh failed for $cfg"

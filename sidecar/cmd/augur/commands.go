@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"sort"
 	"text/tabwriter"
 	"time"
 
@@ -126,6 +127,7 @@ func runDecisions(args []string) error {
 func runPing(args []string) error {
 	fs := flag.NewFlagSet("ping", flag.ContinueOnError)
 	sock := fs.String("socket", "", "augurd's socket (default: socket.path of the configuration)")
+	count := fs.Int("n", 1, "round trips to make; more than one prints latency percentiles")
 	cfg, err := loadConfig(fs, args)
 	if err != nil {
 		return err
@@ -135,16 +137,32 @@ func runPing(args []string) error {
 		path = *sock
 	}
 	c := shim.New(shim.Options{Socket: path, Timeout: time.Second, FailureThreshold: 1})
-	req := &wire.Request{
-		Token: shim.NewToken(), SubmitUID: uint32(os.Getuid()), UserID: uint32(os.Getuid()),
-		Name: "augur-ping", Script: "#!/bin/sh\ntrue\n",
+	defer c.Close()
+	var rtts []time.Duration
+	var last *wire.Response
+	for i := 0; i < max(*count, 1); i++ {
+		req := &wire.Request{
+			Token: shim.NewToken(), SubmitUID: uint32(os.Getuid()), UserID: uint32(os.Getuid()),
+			Name: "augur-ping", Script: "#!/bin/sh\ntrue\n",
+		}
+		start := time.Now()
+		resp, err := c.Decide(req)
+		if err != nil {
+			return err
+		}
+		rtts = append(rtts, time.Since(start))
+		last = resp
 	}
-	start := time.Now()
-	resp, err := c.Decide(req)
-	if err != nil {
-		return err
+	if len(rtts) == 1 {
+		fmt.Printf("augurd at %s answered in %s: %s %s\n", path, rtts[0].Round(time.Microsecond), last.Action, last.Annotation)
+		return nil
 	}
-	fmt.Printf("augurd at %s answered in %s: %s %s\n", path, time.Since(start).Round(time.Microsecond), resp.Action, resp.Annotation)
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	q := func(p float64) time.Duration {
+		return rtts[min(len(rtts)-1, int(p*float64(len(rtts))))].Round(time.Microsecond)
+	}
+	fmt.Printf("augurd at %s: %d round trips, p50 %s p90 %s p99 %s max %s (first one includes the connect)\n",
+		path, len(rtts), q(0.5), q(0.9), q(0.99), rtts[len(rtts)-1].Round(time.Microsecond))
 	return nil
 }
 

@@ -35,7 +35,7 @@ func commands() []command {
 func init() {
 	register(command{"config", "config check [--config FILE]: validate the configuration and print the effective one", runConfig})
 	register(command{"decisions", "decisions [--config FILE] [-n N] [--json]: the latest submissions and what augurd decided", runDecisions})
-	register(command{"ping", "ping [--config FILE] [--socket PATH]: ask augurd to decide a dummy job and time the round trip", runPing})
+	register(command{"ping", "ping [--config FILE] [--socket PATH] [-n N]: ask augurd to decide a dummy job and time the round trip", runPing})
 	register(command{"version", "version: print Augur's version", runVersion})
 }
 
