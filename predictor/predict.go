@@ -89,6 +89,9 @@ type Outcome struct {
 	ExitState     string // COMPLETED, FAILED, TIMEOUT, OUT_OF_MEMORY, ...
 	GPUType       string
 	EndedAt       time.Time
+	// Features are the run's script features (its batch size above all),
+	// zero when the submission is not known; see Sample.
+	Features Features
 }
 
 // Completed reports whether the run ended by itself, so its runtime is the

@@ -16,6 +16,9 @@ type Script struct {
 	// numbers and paths abstracted, hashed. Two runs that differ only in a
 	// batch size, a seed or an output directory share it.
 	Signature string
+	// Features are what the launch commands say about the work: model,
+	// batch size, precision, GPUs (see Features).
+	Features Features
 }
 
 // Option is one #SBATCH option.
@@ -32,6 +35,7 @@ const MaxScriptLines = 20000
 // fails: junk in, a signature of the junk out.
 func ParseScript(text string) Script {
 	var s Script
+	orig := text
 	h := sha256.New()
 	inHeader := true
 	lines := 0
@@ -61,6 +65,7 @@ func ParseScript(text string) Script {
 		h.Write([]byte{'\n'})
 	}
 	s.Signature = hex.EncodeToString(h.Sum(nil)[:12])
+	s.Features = scriptFeatures(orig, s.Sbatch)
 	return s
 }
 

@@ -1,0 +1,126 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// CombinedName is the Combined predictor's name.
+const CombinedName = "combined"
+
+// Combined is the predictor augurd uses once a model is trained. For peak
+// memory it tries, in order: the job's own history at this or other batch
+// sizes (linear in batch size, margins calibrated by training), the memory
+// forest for a job never seen, the analytic floor of a recognised
+// transformer, and the History default (the whole GPU). The analytic floor
+// also raises any lower estimate. For runtime: the job's own completed runs,
+// then the runtime forest (the time limit is one of its features); a wide
+// forest interval marks the job unpredictable. Upper bounds never exceed
+// the GPU's memory or the time limit, which the job cannot outgrow anyway.
+type Combined struct {
+	// Model is the trained model; nil serves history and defaults only.
+	Model *Model
+	// History supplies the defaults, GPU memory sizes and runtime history.
+	History History
+	// MaxSpread is the widest runtime Hi/P50 still called predictable (2).
+	MaxSpread float64
+}
+
+var _ Predictor = (*Combined)(nil)
+
+// NewCombined returns a Combined predictor over a trained model (or nil).
+func NewCombined(m *Model, h History) *Combined {
+	return &Combined{Model: m, History: h, MaxSpread: 2}
+}
+
+// Name implements Predictor.
+func (*Combined) Name() string { return CombinedName }
+
+// Predict implements Predictor.
+func (c *Combined) Predict(job Job, history []Outcome) Prediction {
+	p := c.History.Predict(job, history)
+	f := jobFeatures(job)
+	var why []string
+	c.predictMem(&p, job, f, history, &why)
+	c.predictRuntime(&p, job, f, &why)
+	if len(why) > 0 {
+		p.Why = strings.Join(why, "; ")
+	}
+	return p
+}
+
+func (c *Combined) predictMem(p *Prediction, job Job, f Features, history []Outcome, why *[]string) {
+	m := c.Model
+	floor := AnalyticFloorMiB(ModelParams(f.Model), f.ZeROStage, f.GPUs)
+	if f.Params > 0 {
+		floor = AnalyticFloorMiB(f.Params, f.ZeROStage, f.GPUs)
+	}
+	if e, ok := memFromHistory(f.BatchSize, history, m.memShape(f)); ok {
+		margin := m.margin(e.group)
+		if e.group == groupSame {
+			margin = math.Max(margin, c.History.MemMargin)
+		}
+		p.GPUMemMiB = Quantiles{P50: e.p50, Hi: e.upper * (1 + margin)}
+		p.MemSource = SourceHistory
+		switch {
+		case e.group == groupSame:
+			*why = append(*why, fmt.Sprintf("memory from %d earlier runs at this batch size", e.runs))
+		case e.group == groupOnePoint:
+			*why = append(*why, fmt.Sprintf("memory from %d earlier runs at batch size %g, scaled by the forest's shape", e.runs, e.points[0].batch))
+		default:
+			*why = append(*why, fmt.Sprintf("memory linear in batch size through %d earlier batch sizes (%s, margin %.0f%%)", len(e.points), e.group, 100*margin))
+		}
+	} else if m != nil && m.Mem != nil && (f.Model != "" || f.BatchSize > 0) {
+		q := m.Mem.Quantiles(vector(f, 0), 0.5, m.upper())
+		if !math.IsNaN(q[0]) {
+			p.GPUMemMiB = Quantiles{P50: math.Exp(q[0]), Hi: math.Exp(q[1])}
+			p.MemSource = SourceForest
+			*why = append(*why, fmt.Sprintf("memory from the forest (%d outcomes) for model %q at batch size %g", m.MemRows, f.Model, f.BatchSize))
+		}
+	} else if floor > 0 {
+		// Activations are unknown: the floor is the median's least, and
+		// twice the floor leaves room for them.
+		p.GPUMemMiB = Quantiles{P50: floor, Hi: 2 * floor}
+		p.MemSource = SourceAnalytic
+		*why = append(*why, fmt.Sprintf("memory from %s's %.3g parameters (weights, gradients, optimizer state)", f.Model, ModelParams(f.Model)))
+	}
+	if floor > 0 && p.MemSource != SourceDefault && p.GPUMemMiB.P50 < floor {
+		p.GPUMemMiB.P50 = floor
+		p.GPUMemMiB.Hi = math.Max(p.GPUMemMiB.Hi, floor)
+		*why = append(*why, fmt.Sprintf("raised to the analytic floor of %.0f MiB", floor))
+	}
+	if gpu, ok := c.History.GPUMemMiB[job.GPUType()]; ok && p.MemSource != SourceDefault && p.GPUMemMiB.Hi > gpu && p.GPUMemMiB.P50 <= gpu {
+		p.GPUMemMiB.Hi = gpu
+	}
+}
+
+func (c *Combined) predictRuntime(p *Prediction, job Job, f Features, why *[]string) {
+	m := c.Model
+	limit := job.TimeLimit.Seconds()
+	if p.RuntimeSource == SourceHistory {
+		*why = append(*why, fmt.Sprintf("runtime from %d earlier runs", p.Runs))
+	} else if m != nil && m.Runtime != nil {
+		q := m.Runtime.Quantiles(vector(f, limit), 0.5, m.upper())
+		if !math.IsNaN(q[0]) {
+			p.RuntimeSec = Quantiles{P50: math.Exp(q[0]), Hi: math.Exp(q[1])}
+			p.RuntimeSource = SourceForest
+			spread := c.MaxSpread
+			if spread <= 0 {
+				spread = 2
+			}
+			p.Predictable = p.RuntimeSec.Hi <= spread*p.RuntimeSec.P50
+			if p.Predictable {
+				*why = append(*why, "runtime from the forest")
+			} else {
+				*why = append(*why, fmt.Sprintf("runtime unpredictable: the forest's p%.0f is %.1fx its median", 100*m.upper(), p.RuntimeSec.Hi/p.RuntimeSec.P50))
+			}
+		}
+	} else {
+		*why = append(*why, "runtime unknown: the time limit")
+	}
+	if limit > 0 {
+		p.RuntimeSec.Hi = math.Min(p.RuntimeSec.Hi, limit)
+		p.RuntimeSec.P50 = math.Min(p.RuntimeSec.P50, limit)
+	}
+}

@@ -1,0 +1,237 @@
+package predictor
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// Memory history groups: how a job's batch size sits among the batch sizes
+// its earlier runs used. Each group has its own calibrated margin.
+const (
+	groupSame     = "same"      // an earlier run used this batch size (or none is known)
+	groupOnePoint = "one_point" // one other batch size: the forest gives the shape
+	groupInterp   = "interp"    // between two earlier batch sizes
+	groupUp       = "extrap_up" // above all earlier batch sizes
+	groupDown     = "extrap_down"
+)
+
+// defaultMargins widen the history's upper bound before calibration has
+// anything to go on.
+var defaultMargins = map[string]float64{
+	groupSame: 0.05, groupOnePoint: 0.5,
+	groupInterp + "_2": 0.3, groupInterp + "_3": 0.1, groupInterp + "_4": 0.05,
+	groupUp + "_2": 0.4, groupUp + "_3": 0.15, groupUp + "_4": 0.08,
+	groupDown + "_2": 0.4, groupDown + "_3": 0.15, groupDown + "_4": 0.08,
+}
+
+// memPoint is the median peak of the earlier runs at one batch size.
+type memPoint struct{ batch, mib float64 }
+
+// memEstimate is the history's raw estimate before the margin.
+type memEstimate struct {
+	p50, upper float64
+	group      string
+	points     []memPoint
+	runs       int
+}
+
+// usableMem reports whether an earlier run's peak says what the job needs:
+// a run killed for memory only says it needed more than it had.
+func usableMem(o Outcome) bool {
+	return o.PeakGPUMemMiB > 0 && o.ExitState != "OUT_OF_MEMORY" && !math.IsInf(o.PeakGPUMemMiB, 0)
+}
+
+// memFromHistory estimates a job's peak memory from the earlier runs of the
+// same job. Memory is close to linear in the batch size for a fixed model
+// (weights, gradients and optimizer state are fixed; activations grow with
+// the batch), so runs at other batch sizes place the line: between two known
+// batch sizes it interpolates between the nearest ones, outside it continues
+// the nearest segment. The raw upper bound is the envelope of the steepest
+// (going up) or shallowest (going down) segment seen, so that a history that
+// bends widens its own bound. shape, when not nil, gives the forest's
+// expected memory at a batch size for the one-point case.
+func memFromHistory(batch float64, hist []Outcome, shape func(batch float64) float64) (memEstimate, bool) {
+	byBatch := map[float64][]float64{}
+	var all []float64
+	for _, o := range hist {
+		if !usableMem(o) {
+			continue
+		}
+		all = append(all, o.PeakGPUMemMiB)
+		byBatch[o.Features.BatchSize] = append(byBatch[o.Features.BatchSize], o.PeakGPUMemMiB)
+	}
+	if len(all) == 0 {
+		return memEstimate{}, false
+	}
+	if same, ok := byBatch[batch]; ok || batch <= 0 {
+		if !ok {
+			same = all
+		}
+		return memEstimate{p50: median(same), upper: maxOf(same), group: groupSame, runs: len(same)}, true
+	}
+	var pts []memPoint
+	runs := 0
+	for b, ms := range byBatch {
+		if b > 0 {
+			pts = append(pts, memPoint{b, median(ms)})
+			runs += len(ms)
+		}
+	}
+	if len(pts) == 0 {
+		// Runs without a known batch size say nothing about this one's.
+		return memEstimate{}, false
+	}
+	sort.Slice(pts, func(i, j int) bool { return pts[i].batch < pts[j].batch })
+	e := memEstimate{points: pts, runs: runs}
+	if len(pts) == 1 {
+		p := pts[0]
+		e.p50 = p.mib
+		if shape != nil {
+			if a, b := shape(batch), shape(p.batch); a > 0 && b > 0 {
+				e.p50 = p.mib * a / b
+			}
+		}
+		e.upper, e.group = e.p50, groupOnePoint
+		return e, true
+	}
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].batch > batch })
+	var lo, hi memPoint
+	switch {
+	case i == 0:
+		lo, hi, e.group = pts[0], pts[1], groupDown
+	case i == len(pts):
+		lo, hi, e.group = pts[i-2], pts[i-1], groupUp
+	default:
+		lo, hi, e.group = pts[i-1], pts[i], groupInterp
+	}
+	slope := (hi.mib - lo.mib) / (hi.batch - lo.batch)
+	e.p50 = lo.mib + slope*(batch-lo.batch)
+	smin, smax := math.Inf(1), math.Inf(-1)
+	for k := 1; k < len(pts); k++ {
+		s := (pts[k].mib - pts[k-1].mib) / (pts[k].batch - pts[k-1].batch)
+		smin, smax = math.Min(smin, s), math.Max(smax, s)
+	}
+	smin = math.Max(smin, 0)
+	switch e.group {
+	case groupUp:
+		e.upper = pts[len(pts)-1].mib + smax*(batch-pts[len(pts)-1].batch)
+	case groupDown:
+		e.upper = pts[0].mib - smin*(pts[0].batch-batch)
+	default:
+		e.upper = math.Min(hi.mib, math.Max(lo.mib+smax*(batch-lo.batch), hi.mib-smin*(hi.batch-batch)))
+	}
+	if shape != nil && len(pts) == 2 {
+		// Two points cannot show a bend: the forest's shape, scaled from
+		// the nearest point, is a second opinion and the bound takes both.
+		near := lo
+		if math.Abs(hi.batch-batch) < math.Abs(lo.batch-batch) {
+			near = hi
+		}
+		if a, b := shape(batch), shape(near.batch); a > 0 && b > 0 {
+			e.upper = math.Max(e.upper, near.mib*a/b)
+		}
+	}
+	e.upper = math.Max(e.upper, e.p50)
+	if e.p50 <= 0 {
+		// A line falling below zero going down: the smallest run bounds it.
+		e.p50 = pts[0].mib * batch / pts[0].batch
+		e.upper = math.Max(e.upper, pts[0].mib)
+	}
+	e.group += "_" + string(rune('0'+min(len(pts), 4)))
+	return e, true
+}
+
+// calPoint is one leave-one-out trial of the history estimate on training
+// data: need is actual/upper - 1 (the margin that would have covered it),
+// ratio is upper/actual.
+type calPoint struct {
+	group       string
+	need, ratio float64
+}
+
+// minCalPoints is the fewest trials a group needs to get its own margin.
+const minCalPoints = 20
+
+// calibrate picks one margin per group so that, over all trials, at most
+// underRate of them would have been under-predicted, spending that budget
+// where covering costs the most reservation: it minimises the mean
+// over-reservation subject to the under-rate, by a Lagrangian search over
+// the price of one miss. Groups with too few trials keep their default.
+func calibrate(points []calPoint, underRate float64) map[string]float64 {
+	margins := map[string]float64{}
+	for g, m := range defaultMargins {
+		margins[g] = m
+	}
+	type group struct {
+		needs  []float64 // ascending, >= 0
+		ratios float64   // sum of upper/actual
+	}
+	groups := map[string]*group{}
+	for _, p := range points {
+		if math.IsNaN(p.need) || math.IsInf(p.need, 0) || math.IsNaN(p.ratio) || math.IsInf(p.ratio, 0) {
+			continue
+		}
+		g := groups[p.group]
+		if g == nil {
+			g = &group{}
+			groups[p.group] = g
+		}
+		g.needs = append(g.needs, math.Max(p.need, 0))
+		g.ratios += p.ratio
+	}
+	total := 0
+	for name, g := range groups {
+		if len(g.needs) < minCalPoints {
+			delete(groups, name)
+			continue
+		}
+		slices.Sort(g.needs)
+		total += len(g.needs)
+	}
+	if total == 0 {
+		return margins
+	}
+	const maxMargin = 3.0
+	// choose returns each group's margin at miss price lambda, and the misses.
+	choose := func(lambda float64) (map[string]float64, int) {
+		out, misses := map[string]float64{}, 0
+		for name, g := range groups {
+			n := len(g.needs)
+			best, bestCost, bestMiss := 0.0, math.Inf(1), 0
+			for k := -1; k < n; k++ {
+				d := 0.0
+				if k >= 0 {
+					d = g.needs[k]
+				}
+				if d > maxMargin {
+					break
+				}
+				// Covered: needs <= d, i.e. up to the last index with need <= d.
+				j := sort.SearchFloat64s(g.needs, math.Nextafter(d, math.Inf(1)))
+				miss := n - j
+				cost := (1+d)*g.ratios + lambda*float64(miss)
+				if cost < bestCost {
+					best, bestCost, bestMiss = d, cost, miss
+				}
+			}
+			out[name], misses = best, misses+bestMiss
+		}
+		return out, misses
+	}
+	budget := int(underRate * float64(total))
+	lo, hi := 0.0, 1e6
+	for range 60 {
+		mid := (lo + hi) / 2
+		if _, m := choose(mid); m <= budget {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	chosen, _ := choose(hi)
+	for g, m := range chosen {
+		margins[g] = m
+	}
+	return margins
+}

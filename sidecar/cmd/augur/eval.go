@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/augur-hpc/augur/predictor"
+	"github.com/augur-hpc/augur/predictor/eval"
+	"github.com/augur-hpc/augur/predictor/forest"
+)
+
+func init() {
+	register(command{"eval", "eval --dataset FILE --format timm-memory [--catalog FILE] [--card-mib N] [--folds N] [--json]: evaluate memory prediction, warm and cold, against baselines", runEval})
+}
+
+func runEval(args []string) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	dataset := fs.String("dataset", "", "CSV of measured peaks")
+	format := fs.String("format", "timm-memory", "dataset format: timm-memory (model,batch_size,peak_mib)")
+	catalog := fs.String("catalog", "", "timm benchmark CSV giving parameter counts and image sizes (optional)")
+	card := fs.Float64("card-mib", 40960, "memory of the GPU the dataset was measured on, MiB")
+	folds := fs.Int("folds", 10, "family-grouped folds")
+	trees := fs.Int("trees", 50, "trees per forest")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dataset == "" || *format != "timm-memory" {
+		return fmt.Errorf("usage: augur eval --dataset FILE --format timm-memory [--json]")
+	}
+	rows, cat, err := readTimm(*dataset, *catalog)
+	if err != nil {
+		return err
+	}
+	kept, dropped := eval.DropArtefacts(rows, *card)
+	rep, err := eval.Run(kept, len(dropped), eval.Options{CardMiB: *card, Folds: *folds, Catalog: cat,
+		Train: predictor.TrainConfig{Forest: forest.Config{Trees: *trees, Seed: 1}}})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Printf("%d rows of %d models (%d families); %d out-of-memory artefacts dropped\n", rep.Rows, rep.Models, rep.Families, rep.Dropped)
+	fmt.Printf("%-26s %8s %8s %8s %8s %6s\n", "", "median", "p90", "under", "over", "rows")
+	line := func(name string, m eval.Metrics) {
+		fmt.Printf("%-26s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %6d\n", name, 100*m.MedianRelError, 100*m.P90RelError, 100*m.UnderRate, 100*m.OverReservation, m.Rows)
+	}
+	line("warm augur", rep.Warm)
+	line("warm whole GPU", rep.Baselines.WholeGPU.Warm)
+	line("warm global regression", rep.Baselines.GlobalRegression.Warm)
+	line("cold augur", rep.Cold)
+	line("cold whole GPU", rep.Baselines.WholeGPU.Cold)
+	line("cold global regression", rep.Baselines.GlobalRegression.Cold)
+	return nil
+}
