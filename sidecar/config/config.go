@@ -38,15 +38,17 @@ const CurrentVersion = 1
 
 // Config is the whole, validated configuration.
 type Config struct {
-	Version   int     `mapstructure:"version"`
-	SlurmUser string  `mapstructure:"slurm_user"`
-	Socket    Socket  `mapstructure:"socket"`
-	Shim      Shim    `mapstructure:"shim"`
-	Store     Store   `mapstructure:"store"`
-	Metrics   Metrics `mapstructure:"metrics"`
-	Log       Log     `mapstructure:"log"`
-	Cluster   Cluster `mapstructure:"cluster"`
-	Policy    Policy  `mapstructure:"policy"`
+	Version   int      `mapstructure:"version"`
+	SlurmUser string   `mapstructure:"slurm_user"`
+	Socket    Socket   `mapstructure:"socket"`
+	Shim      Shim     `mapstructure:"shim"`
+	Store     Store    `mapstructure:"store"`
+	Metrics   Metrics  `mapstructure:"metrics"`
+	Log       Log      `mapstructure:"log"`
+	Cluster   Cluster  `mapstructure:"cluster"`
+	Policy    Policy   `mapstructure:"policy"`
+	Outcomes  Outcomes `mapstructure:"outcomes"`
+	Node      Node     `mapstructure:"node"`
 
 	// Path is the file the configuration was read from ("" when none existed).
 	Path string `mapstructure:"-"`
@@ -128,6 +130,41 @@ type Policy struct {
 	SiteFactorMax int64 `mapstructure:"site_factor_max"`
 }
 
+// Outcomes is augurd's endpoint for the compute nodes' job reports.
+type Outcomes struct {
+	// Listen is a TCP address; reports must be MUNGE-signed by root or
+	// slurm_user. Empty turns the endpoint off.
+	Listen string `mapstructure:"listen"`
+	// MungeSocket is munged's socket ("" for libmunge's default).
+	MungeSocket string `mapstructure:"munge_socket"`
+}
+
+// Node is augur-node's part: the Prolog/Epilog hooks and the node agent.
+type Node struct {
+	// Augurd is where the node sends reports: augurd's outcomes.listen,
+	// as host:port.
+	Augurd string `mapstructure:"augurd"`
+	// Store is the node's SQLite database.
+	Store string `mapstructure:"store"`
+	// Interval is how often the agent samples the GPUs.
+	Interval time.Duration `mapstructure:"interval"`
+	// RawRetention is how long samples are kept at Interval before they
+	// are folded into one row per minute.
+	RawRetention time.Duration `mapstructure:"raw_retention"`
+	// Retention is how long finished, delivered jobs stay on the node.
+	Retention time.Duration `mapstructure:"retention"`
+	// DCGMJobMapDir, when set, gets dcgm-exporter's job-mapping files
+	// (--hpc-job-mapping-dir): one file per GPU index listing its job ids.
+	DCGMJobMapDir string `mapstructure:"dcgm_job_map_dir"`
+	// NVML selects the GPU backend: "real" (libnvidia-ml). Test builds
+	// also accept "mock-dgxa100"; production builds refuse it.
+	NVML string `mapstructure:"nvml"`
+	// MungeSocket is munged's socket ("" for libmunge's default).
+	MungeSocket string `mapstructure:"munge_socket"`
+	// Socket is the agent's socket, where the hooks tell it about jobs.
+	Socket string `mapstructure:"socket"`
+}
+
 // Default returns the configuration used for every key the file leaves out.
 func Default() Config {
 	return Config{
@@ -151,6 +188,16 @@ func Default() Config {
 		Policy: Policy{
 			HistoryMinRuns: 1,
 			SiteFactorMax:  0,
+		},
+		Outcomes: Outcomes{Listen: ":6831"},
+		Node: Node{
+			Augurd:       "localhost:6831",
+			Store:        "/var/lib/augur/node.db",
+			Interval:     time.Second,
+			RawRetention: time.Hour,
+			Retention:    30 * 24 * time.Hour,
+			NVML:         "real",
+			Socket:       "/run/augur/node.sock",
 		},
 	}
 }
@@ -343,6 +390,29 @@ func (c *Config) Validate() error {
 	}
 	if c.Policy.HistoryMinRuns < 1 {
 		bad("policy.history_min_runs", "is %d; give 1 or more", c.Policy.HistoryMinRuns)
+	}
+	if c.Node.Interval < 100*time.Millisecond || c.Node.Interval > time.Minute {
+		bad("node.interval", "is %s; give 100ms to 1m", c.Node.Interval)
+	}
+	if c.Node.RawRetention < c.Node.Interval || c.Node.RawRetention > 30*24*time.Hour {
+		bad("node.raw_retention", "is %s; give node.interval to 720h", c.Node.RawRetention)
+	}
+	if c.Node.Retention < time.Hour || c.Node.Retention > 3650*24*time.Hour {
+		bad("node.retention", "is %s; give 1h to 87600h", c.Node.Retention)
+	}
+	if c.Node.Store == "" || !strings.HasPrefix(c.Node.Store, "/") {
+		bad("node.store", "must be an absolute path, got %q", c.Node.Store)
+	}
+	if c.Node.Socket == "" || !strings.HasPrefix(c.Node.Socket, "/") || len(c.Node.Socket) > 104 {
+		bad("node.socket", "must be an absolute path under 104 bytes, got %q", c.Node.Socket)
+	}
+	switch c.Node.NVML {
+	case "real", "mock-dgxa100":
+	default:
+		bad("node.nvml", "is %q; give real (mock-dgxa100 exists only in test builds)", c.Node.NVML)
+	}
+	if c.Node.DCGMJobMapDir != "" && !strings.HasPrefix(c.Node.DCGMJobMapDir, "/") {
+		bad("node.dcgm_job_map_dir", "must be an absolute path or empty, got %q", c.Node.DCGMJobMapDir)
 	}
 	if c.Policy.SiteFactorMax < 0 || c.Policy.SiteFactorMax > 1<<30 {
 		bad("policy.site_factor_max", "is %d; give 0 (off) to %d", c.Policy.SiteFactorMax, 1<<30)

@@ -64,6 +64,11 @@ func effective(c *config.Config) map[string]any {
 		"cluster": map[string]any{"gpu_types": types},
 		"policy": map[string]any{"history_min_runs": c.Policy.HistoryMinRuns, "rewrite_typeless_gpus": c.Policy.RewriteTypelessGPUs,
 			"reject_certain_oom": c.Policy.RejectCertainOOM, "site_factor_max": c.Policy.SiteFactorMax},
+		"outcomes": map[string]any{"listen": c.Outcomes.Listen, "munge_socket": c.Outcomes.MungeSocket},
+		"node": map[string]any{"augurd": c.Node.Augurd, "store": c.Node.Store, "socket": c.Node.Socket,
+			"interval": c.Node.Interval.String(), "raw_retention": c.Node.RawRetention.String(),
+			"retention": c.Node.Retention.String(), "dcgm_job_map_dir": c.Node.DCGMJobMapDir,
+			"nvml": c.Node.NVML, "munge_socket": c.Node.MungeSocket},
 	}
 }
 
