@@ -71,6 +71,9 @@ func (c *Combined) predictMem(p *Prediction, job Job, f Features, history []Outc
 		default:
 			*why = append(*why, fmt.Sprintf("memory linear in batch size through %d earlier batch sizes (%s, margin %.0f%%)", len(e.points), e.group, 100*margin))
 		}
+	} else if p.MemSource == SourceHistory {
+		// Earlier runs of this script whose batch sizes are not known: the
+		// History figures (all of them, widest run plus a margin) stand.
 	} else if m != nil && m.Mem != nil && (f.Model != "" || f.BatchSize > 0) {
 		q := m.Mem.Quantiles(vector(f, 0), 0.5, m.upper())
 		if !math.IsNaN(q[0]) {
@@ -79,11 +82,19 @@ func (c *Combined) predictMem(p *Prediction, job Job, f Features, history []Outc
 			*why = append(*why, fmt.Sprintf("memory from the forest (%d outcomes) for model %q at batch size %g", m.MemRows, f.Model, f.BatchSize))
 		}
 	} else if floor > 0 {
-		// Activations are unknown: the floor is the median's least, and
-		// twice the floor leaves room for them.
-		p.GPUMemMiB = Quantiles{P50: floor, Hi: 2 * floor}
+		// The parameters give a floor (weights, gradients, optimizer
+		// state), nothing about activations: the median is at least the
+		// floor, and the upper bound stays what the request allows (the
+		// GPU's memory when the type is known, else unknown). A floor is
+		// never a reason to place a job on a smaller GPU.
+		p.GPUMemMiB = Quantiles{P50: floor, Hi: math.Max(p.GPUMemMiB.Hi, floor)}
+		if p.GPUMemMiB.Hi == floor && p.MemSource == SourceDefault && len(c.History.GPUMemMiB) > 0 {
+			if _, typed := c.History.GPUMemMiB[job.GPUType()]; !typed {
+				p.GPUMemMiB.Hi = 0 // typeless request: the upper bound is unknown
+			}
+		}
 		p.MemSource = SourceAnalytic
-		*why = append(*why, fmt.Sprintf("memory from %s's %.3g parameters (weights, gradients, optimizer state)", f.Model, ModelParams(f.Model)))
+		*why = append(*why, fmt.Sprintf("memory at least %.0f MiB from %s's %.3g parameters (weights, gradients, optimizer state); activations unknown", floor, f.Model, ModelParams(f.Model)))
 	}
 	if floor > 0 && p.MemSource != SourceDefault && p.GPUMemMiB.P50 < floor {
 		p.GPUMemMiB.P50 = floor

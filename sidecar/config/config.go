@@ -38,17 +38,18 @@ const CurrentVersion = 1
 
 // Config is the whole, validated configuration.
 type Config struct {
-	Version   int      `mapstructure:"version"`
-	SlurmUser string   `mapstructure:"slurm_user"`
-	Socket    Socket   `mapstructure:"socket"`
-	Shim      Shim     `mapstructure:"shim"`
-	Store     Store    `mapstructure:"store"`
-	Metrics   Metrics  `mapstructure:"metrics"`
-	Log       Log      `mapstructure:"log"`
-	Cluster   Cluster  `mapstructure:"cluster"`
-	Policy    Policy   `mapstructure:"policy"`
-	Outcomes  Outcomes `mapstructure:"outcomes"`
-	Node      Node     `mapstructure:"node"`
+	Version   int       `mapstructure:"version"`
+	SlurmUser string    `mapstructure:"slurm_user"`
+	Socket    Socket    `mapstructure:"socket"`
+	Shim      Shim      `mapstructure:"shim"`
+	Store     Store     `mapstructure:"store"`
+	Metrics   Metrics   `mapstructure:"metrics"`
+	Log       Log       `mapstructure:"log"`
+	Cluster   Cluster   `mapstructure:"cluster"`
+	Policy    Policy    `mapstructure:"policy"`
+	Outcomes  Outcomes  `mapstructure:"outcomes"`
+	Predictor Predictor `mapstructure:"predictor"`
+	Node      Node      `mapstructure:"node"`
 
 	// Path is the file the configuration was read from ("" when none existed).
 	Path string `mapstructure:"-"`
@@ -130,6 +131,16 @@ type Policy struct {
 	SiteFactorMax int64 `mapstructure:"site_factor_max"`
 }
 
+// Predictor is the trained model's life in augurd.
+type Predictor struct {
+	// ModelDir holds the versioned model files (the newest that loads is used).
+	ModelDir string `mapstructure:"model_dir"`
+	// RetrainInterval is the longest time between two trainings.
+	RetrainInterval time.Duration `mapstructure:"retrain_interval"`
+	// RetrainAfter new outcomes start a training early.
+	RetrainAfter int `mapstructure:"retrain_after"`
+}
+
 // Outcomes is augurd's endpoint for the compute nodes' job reports.
 type Outcomes struct {
 	// Listen is a TCP address; reports must be MUNGE-signed by root or
@@ -190,6 +201,11 @@ func Default() Config {
 			SiteFactorMax:  0,
 		},
 		Outcomes: Outcomes{Listen: ":6831"},
+		Predictor: Predictor{
+			ModelDir:        "/var/lib/augur/models",
+			RetrainInterval: 6 * time.Hour,
+			RetrainAfter:    200,
+		},
 		Node: Node{
 			Augurd:       "localhost:6831",
 			Store:        "/var/lib/augur/node.db",
@@ -390,6 +406,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Policy.HistoryMinRuns < 1 {
 		bad("policy.history_min_runs", "is %d; give 1 or more", c.Policy.HistoryMinRuns)
+	}
+	if c.Predictor.ModelDir == "" || !strings.HasPrefix(c.Predictor.ModelDir, "/") {
+		bad("predictor.model_dir", "must be an absolute path, got %q", c.Predictor.ModelDir)
+	}
+	if c.Predictor.RetrainInterval < time.Minute || c.Predictor.RetrainInterval > 30*24*time.Hour {
+		bad("predictor.retrain_interval", "is %s; give 1m to 720h", c.Predictor.RetrainInterval)
+	}
+	if c.Predictor.RetrainAfter < 1 {
+		bad("predictor.retrain_after", "is %d; give 1 or more", c.Predictor.RetrainAfter)
 	}
 	if c.Node.Interval < 100*time.Millisecond || c.Node.Interval > time.Minute {
 		bad("node.interval", "is %s; give 100ms to 1m", c.Node.Interval)

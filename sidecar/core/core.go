@@ -182,8 +182,11 @@ func rewriteTypeless(in Input, job predictor.Job, p predictor.Prediction) (*wire
 			return nil, "", "" // the user chose; leave it
 		}
 	}
-	if p.MemSource == predictor.SourceDefault || !p.GPUMemMiB.Known() {
-		return nil, "", "typeless GPU request left alone: no memory prediction yet"
+	// Only a real estimate of the peak moves a job: earlier runs or the
+	// trained forest. The default is the request itself, and the analytic
+	// figure is a floor, not an upper bound.
+	if (p.MemSource != predictor.SourceHistory && p.MemSource != predictor.SourceForest) || !p.GPUMemMiB.Known() {
+		return nil, "", "typeless GPU request left alone: no upper bound on its memory yet"
 	}
 	var typ string
 	for _, t := range pol.GPUTypes {
@@ -247,6 +250,9 @@ func annotation(token string, p predictor.Prediction, placed string) string {
 
 func quant(q predictor.Quantiles, f func(float64) string) string {
 	if !q.Known() {
+		if q.P50 > 0 {
+			return "min:" + f(q.P50) // a floor, no upper bound
+		}
 		return "unknown"
 	}
 	if q.P50 == q.Hi {

@@ -12,8 +12,10 @@ import (
 
 	"github.com/augur-hpc/augur/sidecar/config"
 	"github.com/augur-hpc/augur/sidecar/metrics"
+	"github.com/augur-hpc/augur/sidecar/munge"
 	"github.com/augur-hpc/augur/sidecar/server"
 	"github.com/augur-hpc/augur/sidecar/store"
+	"github.com/augur-hpc/augur/sidecar/training"
 )
 
 // shutdownGrace bounds how long a stop waits for requests in flight.
@@ -48,6 +50,21 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 	m := metrics.New(func() float64 { return float64(st.Pending()) })
 	svc := NewService(cfg, st, m, log.With("component", "decide"), time.Now)
 
+	// The model: the newest file that loads now, retrained in the background.
+	loop := training.New(training.FromStore(st), training.Config{
+		Dir: cfg.Predictor.ModelDir, Interval: cfg.Predictor.RetrainInterval, MinNew: cfg.Predictor.RetrainAfter,
+		OnSwap: svc.SetModel,
+	}, log.With("component", "training"), time.Now)
+	if err := loop.Load(); err != nil {
+		log.Warn("no trained model loaded; predicting from history and defaults until the first training", "err", err)
+	}
+	svc.SetModel(loop.Model())
+	go func() {
+		if err := loop.Run(ctx, time.Minute); err != nil && ctx.Err() == nil {
+			log.Error("training loop stopped", "err", err)
+		}
+	}()
+
 	var httpSrv *http.Server
 	if cfg.Metrics.Listen != "" {
 		ln, err := net.Listen("tcp", cfg.Metrics.Listen)
@@ -70,6 +87,28 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 			defer cancel()
 			httpSrv.Shutdown(sctx)
 		}()
+	}
+
+	if cfg.Outcomes.Listen != "" {
+		oln, err := net.Listen("tcp", cfg.Outcomes.Listen)
+		if err != nil {
+			return fmt.Errorf("outcomes.listen %s: %w", cfg.Outcomes.Listen, err)
+		}
+		types := make([]string, len(cfg.Cluster.GPUTypes))
+		for i, t := range cfg.Cluster.GPUTypes {
+			types[i] = t.Name
+		}
+		osrv := &OutcomeServer{
+			Verifier: munge.Client{Socket: cfg.Outcomes.MungeSocket}, Store: st, Allowed: allowed,
+			GPUTypes: types, Metrics: m, Log: log.With("component", "outcomes"), Now: time.Now,
+			Stored: svc.OutcomesChanged,
+		}
+		go func() {
+			if err := osrv.Serve(ctx, oln); err != nil {
+				log.Error("job report endpoint stopped", "err", err)
+			}
+		}()
+		log.Info("job report endpoint ready", "listen", oln.Addr().String())
 	}
 
 	ln, err := server.Listen(cfg.Socket.Path, os.FileMode(cfg.Socket.Mode))

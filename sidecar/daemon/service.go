@@ -60,6 +60,10 @@ type Service struct {
 	cur     atomic.Pointer[settings]
 	names   userNames
 	hist    *historyCache
+
+	mu    sync.Mutex // guards cfg and model, the inputs of cur
+	cfg   *config.Config
+	model *predictor.Model
 }
 
 // historyTTL is how long a (user, signature)'s history is reused.
@@ -73,6 +77,9 @@ func NewService(cfg *config.Config, st Store, m *metrics.Metrics, log *slog.Logg
 	s.Reload(cfg)
 	return s
 }
+
+// Predictor returns the predictor the next decision uses.
+func (s *Service) Predictor() predictor.Predictor { return s.cur.Load().predictor }
 
 // PolicyFrom maps the configuration onto the decision core's policy.
 func PolicyFrom(cfg *config.Config) core.Policy {
@@ -90,11 +97,28 @@ func PolicyFrom(cfg *config.Config) core.Policy {
 
 // Reload applies a new configuration's policy to the next decisions.
 func (s *Service) Reload(cfg *config.Config) {
-	pol := PolicyFrom(cfg)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg = cfg
+	s.publish()
+}
+
+// SetModel makes the next decisions use a newly trained model.
+func (s *Service) SetModel(m *predictor.Model) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.model = m
+	s.publish()
+}
+
+// publish builds the settings from the configuration and model; s.mu held.
+func (s *Service) publish() {
+	pol := PolicyFrom(s.cfg)
+	hist := predictor.NewHistory(s.cfg.Policy.HistoryMinRuns, pol.GPUMemMiB())
 	s.cur.Store(&settings{
 		policy:     pol,
-		predictor:  predictor.NewHistory(cfg.Policy.HistoryMinRuns, pol.GPUMemMiB()),
-		commitWait: cfg.Store.CommitWait,
+		predictor:  predictor.NewCombined(s.model, hist),
+		commitWait: s.cfg.Store.CommitWait,
 	})
 }
 
@@ -125,7 +149,7 @@ func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Reques
 		}
 		s.shimStats(req.Shim)
 		if set.commitWait <= 0 {
-			s.record(ctx, log, set.commitWait, req, d, start, elapsed)
+			s.record(ctx, log, set.commitWait, req, job, d, start, elapsed)
 		}
 		s.count(d)
 		s.metrics.DecisionDuration.Observe(elapsed.Seconds())
@@ -137,7 +161,7 @@ func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Reques
 		}
 	}
 	if set.commitWait > 0 {
-		s.record(ctx, s.log.With("token", req.Token), set.commitWait, req, d, start, elapsed)
+		s.record(ctx, s.log.With("token", req.Token), set.commitWait, req, job, d, start, elapsed)
 	}
 	return resp, finish
 }
@@ -157,14 +181,25 @@ func (s *Service) history(ctx context.Context, uid uint32, sig string) historyRe
 	if err != nil {
 		return historyResult{err: err}
 	}
+	return historyResult{rows: PredictorOutcomes(rows)}
+}
+
+// PredictorOutcomes turns stored outcomes into the predictor's.
+// (training.Rows does the same for training rows.)
+func PredictorOutcomes(rows []store.Outcome) []predictor.Outcome {
 	out := make([]predictor.Outcome, len(rows))
 	for i, o := range rows {
 		out[i] = predictor.Outcome{
 			JobID: o.JobID, PeakGPUMemMiB: o.PeakGPUMemMiB, RuntimeSec: o.RuntimeSec,
 			ExitState: o.ExitState, GPUType: o.GPUType, EndedAt: o.EndedAt,
 		}
+		if len(o.Features) > 0 {
+			// A row that does not parse keeps zero features: history then
+			// treats it as the same batch size, as before features existed.
+			_ = json.Unmarshal(o.Features, &out[i].Features)
+		}
 	}
-	return historyResult{rows: out}
+	return out
 }
 
 // decisionRecord is the decision as stored (JSON in the submissions table).
@@ -178,7 +213,7 @@ type decisionRecord struct {
 	Notes      []string             `json:"notes,omitempty"`
 }
 
-func (s *Service) record(ctx context.Context, log *slog.Logger, wait time.Duration, req *wire.Request, d core.Decision, at time.Time, took time.Duration) {
+func (s *Service) record(ctx context.Context, log *slog.Logger, wait time.Duration, req *wire.Request, job predictor.Job, d core.Decision, at time.Time, took time.Duration) {
 	bare := *req
 	bare.Script = ""
 	reqJSON, _ := json.Marshal(&bare)
@@ -187,6 +222,7 @@ func (s *Service) record(ctx context.Context, log *slog.Logger, wait time.Durati
 		SiteFactor: d.SiteFactor, Prediction: d.Prediction, Notes: d.Notes,
 	})
 	p := d.Prediction
+	features, _ := json.Marshal(job.Script.Features)
 	sub := store.Submission{
 		Token: req.Token, ReceivedAt: at, SubmitUID: req.SubmitUID, UserID: req.UserID,
 		User: s.names.lookup(req.UserID), Account: req.Account, Partition: req.Partition,
@@ -194,7 +230,7 @@ func (s *Service) record(ctx context.Context, log *slog.Logger, wait time.Durati
 		Request: reqJSON, Decision: decJSON, Action: string(d.Action),
 		PredMemMiB: p.GPUMemMiB.P50, PredMemHiMiB: p.GPUMemMiB.Hi,
 		PredRuntimeSec: p.RuntimeSec.P50, PredRuntimeHiSec: p.RuntimeSec.Hi,
-		PredSource: string(p.MemSource), DecisionMicros: took.Microseconds(),
+		PredSource: string(p.MemSource), DecisionMicros: took.Microseconds(), Features: features,
 	}
 	if wait <= 0 {
 		// Answer at once; the writer commits the record within its next

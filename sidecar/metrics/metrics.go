@@ -26,6 +26,8 @@ type (
 	RefuseReason string
 	// StoreOp names a store operation.
 	StoreOp string
+	// OutcomeResult says what became of a node's job report.
+	OutcomeResult string
 )
 
 // The label values in use.
@@ -39,6 +41,14 @@ const (
 
 	StoreRecord  StoreOp = "record"
 	StoreHistory StoreOp = "history"
+
+	OutcomeStored    OutcomeResult = "stored"
+	OutcomeDuplicate OutcomeResult = "duplicate"
+	OutcomeUnsigned  OutcomeResult = "unsigned"  // not a valid MUNGE credential
+	OutcomeReplayed  OutcomeResult = "replayed"  // a credential seen before
+	OutcomeForbidden OutcomeResult = "forbidden" // signed by a user other than root or SlurmUser
+	OutcomeMalformed OutcomeResult = "malformed"
+	OutcomeFailed    OutcomeResult = "failed" // augurd could not store it (the node retries)
 )
 
 // Metrics holds augurd's collectors.
@@ -56,6 +66,8 @@ type Metrics struct {
 	ShimRoundTrip    prometheus.Histogram
 	StoreErrors      *prometheus.CounterVec
 	StoreCommitWait  prometheus.Histogram
+	Outcomes         *prometheus.CounterVec
+	OutcomeLag       prometheus.Histogram
 }
 
 // New creates the metrics and registers them, with the Go and process
@@ -112,6 +124,15 @@ func New(storePending func() float64) *Metrics {
 			Help:    "Time a submission's answer waited for its record to be committed.",
 			Buckets: prometheus.ExponentialBuckets(25e-6, 2, 14),
 		}),
+		Outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("", "job_reports_total"),
+			Help: "Job reports from compute nodes, by what became of them.",
+		}, []string{"result"}),
+		OutcomeLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    fq("", "job_report_delay_seconds"),
+			Help:    "Time from a job's end to its report being stored.",
+			Buckets: prometheus.ExponentialBuckets(0.1, 3, 12),
+		}),
 	}
 	version := "devel"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
@@ -129,7 +150,7 @@ func New(storePending func() float64) *Metrics {
 	m.Registry.MustRegister(
 		m.Decisions, m.DecisionDuration, m.Predictions, m.GPURewrites, m.SiteFactors,
 		m.Refused, m.ShimFailOpen, m.ShimSkipped, m.ShimRoundTrip,
-		m.StoreErrors, m.StoreCommitWait, buildInfo, pending,
+		m.StoreErrors, m.StoreCommitWait, m.Outcomes, m.OutcomeLag, buildInfo, pending,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -141,6 +162,10 @@ func New(storePending func() float64) *Metrics {
 	}
 	for _, op := range []StoreOp{StoreRecord, StoreHistory} {
 		m.StoreErrors.WithLabelValues(string(op))
+	}
+	for _, r := range []OutcomeResult{OutcomeStored, OutcomeDuplicate, OutcomeUnsigned, OutcomeReplayed,
+		OutcomeForbidden, OutcomeMalformed, OutcomeFailed} {
+		m.Outcomes.WithLabelValues(string(r))
 	}
 	return m
 }

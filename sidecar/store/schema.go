@@ -45,7 +45,8 @@ CREATE TABLE submissions (
 	pred_runtime_hi_sec REAL NOT NULL,
 	pred_source         TEXT NOT NULL,
 	decision_us         INTEGER NOT NULL,
-	job_id              INTEGER            -- NULL until linked
+	job_id              INTEGER,           -- NULL until linked
+	features_json       TEXT               -- the script's features (predictor.Features)
 );
 CREATE INDEX submissions_job_id ON submissions (job_id) WHERE job_id IS NOT NULL;
 CREATE INDEX submissions_script ON submissions (script_sha256);
@@ -74,6 +75,8 @@ CREATE TABLE outcomes (
 -- History: newest first for one user and signature. job_id is the rowid, so
 -- the index also orders ties by job_id without a sort.
 CREATE INDEX outcomes_history ON outcomes (user_id, signature, ended_at_ns);
+-- Training reads the newest outcomes.
+CREATE INDEX outcomes_ended ON outcomes (ended_at_ns);
 `,
 }
 

@@ -69,6 +69,10 @@ type Submission struct {
 
 	DecisionMicros int64
 	JobID          uint64 // 0 until linked
+
+	// Features is the JSON of the script's features (predictor.Features),
+	// which training and history by batch size read back.
+	Features []byte
 }
 
 // Outcome is how a Slurm job ended. JobID is unique: the first outcome stored
@@ -95,7 +99,11 @@ type Outcome struct {
 	OOMSuspect bool
 	Finalized  string // "epilog" or "recovered"
 	ReceivedAt time.Time
-	Report     []byte // the node's report, JSON; opaque here
+	Report     []byte // the node's report, JSON; opaque here (History leaves it nil)
+
+	// Features is the JSON of the run's script features, from its
+	// submission (History fills it when the job is linked).
+	Features []byte
 }
 
 // Options tune a Store. The zero value is usable.
@@ -434,12 +442,31 @@ func (s *Store) Pending() int {
 func (s *Store) pendingLocked() int { return len(s.queue) - s.head + s.inflight }
 
 const historySQL = `
-SELECT job_id, token, user_id, signature, gpu_type, gpus, peak_gpu_mem_mib,
-       runtime_sec, exit_state, ended_at_ns, source
-FROM outcomes
-WHERE user_id = ? AND signature = ?
-ORDER BY ended_at_ns DESC, job_id DESC
+SELECT o.job_id, o.token, o.user_id, o.signature, o.gpu_type, o.gpus, o.peak_gpu_mem_mib,
+       o.runtime_sec, o.exit_state, o.ended_at_ns, o.source, o.node, o.started_at_ns,
+       o.mean_sm_util, o.energy_j, o.oom_suspect, o.finalized, o.received_at_ns,
+       coalesce(s.features_json, '')
+FROM outcomes o LEFT JOIN submissions s ON s.job_id = o.job_id
+WHERE o.user_id = ? AND o.signature = ?
+ORDER BY o.ended_at_ns DESC, o.job_id DESC
 LIMIT ?`
+
+// scanOutcome reads the columns historySQL selects.
+func scanOutcome(rows interface{ Scan(...any) error }) (Outcome, error) {
+	var (
+		o                        Outcome
+		ended, started, received int64
+		features                 string
+	)
+	err := rows.Scan(&o.JobID, &o.Token, &o.UserID, &o.Signature, &o.GPUType, &o.GPUs,
+		&o.PeakGPUMemMiB, &o.RuntimeSec, &o.ExitState, &ended, &o.Source, &o.Node, &started,
+		&o.MeanSMUtil, &o.EnergyJ, &o.OOMSuspect, &o.Finalized, &received, &features)
+	o.EndedAt, o.StartedAt, o.ReceivedAt = fromUnixNano(ended), fromUnixNano(started), fromUnixNano(received)
+	if features != "" {
+		o.Features = []byte(features)
+	}
+	return o, err
+}
 
 // History returns up to limit outcomes of jobs by userID with signature,
 // newest first (by EndedAt, then job id). limit must be positive.
@@ -454,15 +481,10 @@ func (s *Store) History(ctx context.Context, userID uint32, signature string, li
 	defer rows.Close()
 	var out []Outcome
 	for rows.Next() {
-		var (
-			o     Outcome
-			ended int64
-		)
-		if err := rows.Scan(&o.JobID, &o.Token, &o.UserID, &o.Signature, &o.GPUType, &o.GPUs,
-			&o.PeakGPUMemMiB, &o.RuntimeSec, &o.ExitState, &ended, &o.Source); err != nil {
+		o, err := scanOutcome(rows)
+		if err != nil {
 			return nil, fmt.Errorf("store: history: %w", err)
 		}
-		o.EndedAt = fromUnixNano(ended)
 		out = append(out, o)
 	}
 	if err := rows.Err(); err != nil {
@@ -475,7 +497,7 @@ const submissionSQL = `
 SELECT s.token, s.received_at_ns, s.submit_uid, s.user_id, s.user_name, s.account,
        s.partition_name, s.qos, s.job_name, s.signature, s.request_json, s.decision_json,
        s.action, s.pred_mem_mib, s.pred_mem_hi_mib, s.pred_runtime_sec, s.pred_runtime_hi_sec,
-       s.pred_source, s.decision_us, s.job_id,
+       s.pred_source, s.decision_us, s.job_id, coalesce(s.features_json, ''),
        c.sha256, c.size_bytes, c.compression, c.body
 FROM submissions s JOIN scripts c ON c.sha256 = s.script_sha256
 WHERE s.token = ?`
@@ -490,12 +512,13 @@ func (s *Store) Submission(ctx context.Context, token string) (Submission, error
 		sum, body   []byte
 		size        int64
 		compression string
+		features    string
 	)
 	err := s.submissionStmt.QueryRowContext(ctx, token).Scan(
 		&sub.Token, &received, &sub.SubmitUID, &sub.UserID, &sub.User, &sub.Account,
 		&sub.Partition, &sub.QOS, &sub.Name, &sub.Signature, &sub.Request, &sub.Decision,
 		&sub.Action, &sub.PredMemMiB, &sub.PredMemHiMiB, &sub.PredRuntimeSec, &sub.PredRuntimeHiSec,
-		&sub.PredSource, &sub.DecisionMicros, &jobID,
+		&sub.PredSource, &sub.DecisionMicros, &jobID, &features,
 		&sum, &size, &compression, &body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Submission{}, fmt.Errorf("store: submission %s: %w", token, ErrNotFound)
@@ -505,6 +528,9 @@ func (s *Store) Submission(ctx context.Context, token string) (Submission, error
 	}
 	sub.ReceivedAt = fromUnixNano(received)
 	sub.JobID = uint64(jobID.Int64)
+	if features != "" {
+		sub.Features = []byte(features)
+	}
 	if sub.Script, err = decodeScript(body, compression, size, sum); err != nil {
 		return Submission{}, fmt.Errorf("store: submission %s: %w", token, err)
 	}

@@ -491,7 +491,10 @@ func TestHistoryUsesIndex(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	want := []string{"SEARCH outcomes USING INDEX outcomes_history (user_id=? AND signature=?)"}
+	want := []string{
+		"SEARCH o USING INDEX outcomes_history (user_id=? AND signature=?)",
+		"SEARCH s USING INDEX submissions_job_id (job_id=?) LEFT-JOIN",
+	}
 	if diff := cmp.Diff(want, plan); diff != "" {
 		t.Errorf("History query plan (-want +got):\n%s", diff)
 	}
@@ -696,4 +699,34 @@ func TestQueueCommitsWithoutWaiting(t *testing.T) {
 		n, _ := s.CountSubmissions(ctx)
 		return n == 1 && s.Pending() == 0
 	})
+}
+
+func TestTrainingRows(t *testing.T) {
+	path := dbPath(t)
+	s := openStore(t, path, store.Options{})
+	ctx := context.Background()
+	sub := newSub(token(1)).Script("#!/bin/sh\ntorchrun train.py --batch-size 64\n").Job(900).Obj()
+	sub.Features = []byte(`{"batch_size":64}`)
+	sub.Request = []byte(`{"v":1,"token":"` + token(1) + `"}`)
+	if err := s.Record(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	s.AddOutcome(ctx, newOutcome(900).User(1000).PeakGPUMem(5000).EndedAt(time.Hour).Obj())
+	s.AddOutcome(ctx, newOutcome(901).User(1000).EndedAt(2*time.Hour).Obj()) // no submission: not for training
+	rows, err := s.TrainingRows(ctx, time.Time{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Outcome.JobID != 900 || rows[0].Script != sub.Script ||
+		string(rows[0].Outcome.Features) != `{"batch_size":64}` || !strings.Contains(string(rows[0].Request), token(1)) {
+		t.Fatalf("rows %+v", rows)
+	}
+	r, err := store.OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if rows, err := r.TrainingRows(ctx, t0.Add(2*time.Hour), 10); err != nil || len(rows) != 0 {
+		t.Errorf("since filter: %d rows, %v", len(rows), err)
+	}
 }

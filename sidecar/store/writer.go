@@ -50,8 +50,8 @@ INSERT INTO submissions (
 	token, received_at_ns, submit_uid, user_id, user_name, account, partition_name, qos,
 	job_name, script_sha256, signature, request_json, decision_json, action,
 	pred_mem_mib, pred_mem_hi_mib, pred_runtime_sec, pred_runtime_hi_sec, pred_source,
-	decision_us, job_id
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	decision_us, job_id, features_json
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (token) DO NOTHING`
 	linkJobSQL       = `UPDATE submissions SET job_id = ? WHERE token = ?`
 	insertOutcomeSQL = `
@@ -321,7 +321,7 @@ func (st *writeStmts) apply(ctx context.Context, w *writer, o *op) error {
 			sub.Partition, sub.QOS, sub.Name, o.sum[:], sub.Signature,
 			jsonText(sub.Request), jsonText(sub.Decision), sub.Action,
 			sub.PredMemMiB, sub.PredMemHiMiB, sub.PredRuntimeSec, sub.PredRuntimeHiSec, sub.PredSource,
-			sub.DecisionMicros, jobID)
+			sub.DecisionMicros, jobID, jsonText(sub.Features))
 		if err != nil {
 			return fmt.Errorf("insert submission: %w", err)
 		}

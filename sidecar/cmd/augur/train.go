@@ -18,11 +18,6 @@ func init() {
 	register(command{"train", "train [--config FILE] [--csv FILE --format timm-memory [--catalog FILE]] --out FILE [--trees N] [--window N]: train a model from the store (read-only) or a CSV", runTrain})
 }
 
-// trainingRows is the store method training needs (see sidecar/training.Source).
-type trainingRows interface {
-	TrainingRows(ctx context.Context, since time.Time, limit int) ([]training.Row, error)
-}
-
 func runTrain(args []string) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	csvPath := fs.String("csv", "", "train from this CSV instead of the store")
@@ -57,11 +52,7 @@ func runTrain(args []string) error {
 			return err
 		}
 		defer r.Close()
-		src, ok := any(r).(trainingRows)
-		if !ok {
-			return fmt.Errorf("this build's store cannot list training outcomes yet (store.Reader.TrainingRows); use --csv")
-		}
-		rows, err := src.TrainingRows(ctx, time.Time{}, *window)
+		rows, err := training.FromStore(r).TrainingRows(ctx, time.Time{}, *window)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,71 @@
+package slurm
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// sample is trimmed from squeue --json of Slurm 22.05.8 on the test cluster.
+const sample = `{"meta":{"plugin":{"type":"openapi\/v0.0.38"}},"errors":[],"jobs":[
+{"account":"","admin_comment":"augur:tok=0123abcd pred_gpu_mem=80G pred_time=unknown src=default\/default",
+ "job_id":42,"job_state":"PENDING","state_reason":"JobHeldUser","user_id":1000,"user_name":"alice",
+ "name":"train","partition":"gpu","qos":"","priority":4435,"submit_time":1795307569,"start_time":0,
+ "end_time":0,"time_limit":120,"nodes":"","node_count":1,"requeue":true,"restart_cnt":0,"exit_code":0,
+ "tres_per_node":"gres:gpu:a100:1","tres_per_job":"","tres_per_task":"","tres_per_socket":"","cpus":null},
+{"job_id":43,"job_state":"COMPLETED","time_limit":null,"user_id":0,"admin_comment":"","end_time":1795307600},
+{"job_id":null,"job_state":"PENDING"}
+]}`
+
+func TestParseSqueueJSON(t *testing.T) {
+	got, err := ParseSqueueJSON([]byte(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Job{
+		{ID: 42, State: "PENDING", Reason: "JobHeldUser", UserID: 1000, UserName: "alice", Name: "train",
+			Partition: "gpu", AdminComment: "augur:tok=0123abcd pred_gpu_mem=80G pred_time=unknown src=default/default",
+			Priority: 4435, Submit: time.Unix(1795307569, 0), TimeLimit: 2 * time.Hour, NodeCount: 1, Requeue: true,
+			TRESPerNode: "gres:gpu:a100:1"},
+		{ID: 43, State: "COMPLETED", End: time.Unix(1795307600, 0)},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if tok := got[0].Token(); tok != "0123abcd" {
+		t.Errorf("token %q", tok)
+	}
+	if tok := got[1].Token(); tok != "" {
+		t.Errorf("token %q from an empty comment", tok)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"not json":        "Unable to contact slurm controller",
+		"errors reported": `{"errors":[{"error":"boom"}],"jobs":[]}`,
+		"wrong type":      `{"jobs":[{"job_id":"x"}]}`,
+	} {
+		if _, err := ParseSqueueJSON([]byte(in)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func FuzzParseSqueueJSON(f *testing.F) {
+	f.Add([]byte(sample))
+	f.Add([]byte(`{"jobs":[{"job_id":1,"time_limit":-5,"submit_time":99999999999999}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		jobs, err := ParseSqueueJSON(b)
+		if err != nil {
+			return
+		}
+		for _, j := range jobs {
+			if j.ID == 0 || j.TimeLimit < 0 {
+				t.Fatalf("bad job %+v", j)
+			}
+			_ = j.Token()
+		}
+	})
+}
