@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSimulate(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "philly.csv")
+	os.WriteFile(tr, []byte("timestamp,duration,num_gpus,gpu_time,cluster\n"+
+		"2017-10-01 00:00:00,100,1,100,a\n2017-10-01 00:00:01,10,1,10,a\n2017-10-01 00:00:02,50,2,100,b\n"), 0o644)
+	plot := filepath.Join(dir, "cdf.svg")
+	out, err := capture(t, func() error {
+		return runSimulate([]string{"--trace", tr, "--format", "philly", "--nodes", "1", "--gpus-per-node", "2",
+			"--policies", "fifo,srtf-oracle,augur", "--duration-error", "0", "--restart-cost", "0", "--json", "--plot", plot})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Jobs     int
+		Policies map[string]map[string]float64
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if rep.Jobs != 3 || len(rep.Policies) != 3 {
+		t.Fatalf("report: %s", out)
+	}
+	for _, key := range []string{"avg_jct_seconds", "p99_jct_seconds", "utilization", "preemptions", "median_jct_seconds",
+		"p95_jct_seconds", "avg_queueing_delay_seconds", "makespan_seconds", "max_slowdown"} {
+		if _, ok := rep.Policies["fifo"][key]; !ok {
+			t.Errorf("fifo lacks %s", key)
+		}
+	}
+	// fifo: 100 and 10 run side by side, the 2-GPU job waits for both: (100 + 10 + 148) / 3.
+	if got := rep.Policies["fifo"]["avg_jct_seconds"]; got != 86 {
+		t.Errorf("fifo avg JCT %v, want 86", got)
+	}
+	if svg, err := os.ReadFile(plot); err != nil || !strings.Contains(string(svg), "srtf-oracle") {
+		t.Errorf("plot: %v", err)
+	}
+	table, err := capture(t, func() error {
+		return runSimulate([]string{"--trace", tr, "--format", "philly", "--nodes", "1", "--gpus-per-node", "2", "--policies", "fifo"})
+	})
+	if err != nil || !strings.Contains(table, "AVG JCT") || !strings.Contains(table, "fifo") {
+		t.Errorf("table (%v):\n%s", err, table)
+	}
+	if _, err := capture(t, func() error {
+		return runSimulate([]string{"--trace", tr, "--format", "philly", "--nodes", "1", "--policies", "nope"})
+	}); err == nil {
+		t.Error("unknown policy accepted")
+	}
+}
+
+func TestParseTypes(t *testing.T) {
+	types, counts, err := parseTypes("k80,p100,v100=32768", 7)
+	if err != nil || len(types) != 3 || counts[0] != 3 || counts[2] != 2 || types[2].MemMiB != 32768 || types[0].MemMiB != 11441 {
+		t.Errorf("parseTypes: %v %v %v", types, counts, err)
+	}
+	if _, _, err := parseTypes("k80:2,v100", 4); err == nil {
+		t.Error("mixed counts accepted")
+	}
+}

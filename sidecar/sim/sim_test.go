@@ -1,0 +1,195 @@
+package sim
+
+import (
+	"bufio"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/augur-hpc/augur/predictor"
+	"github.com/augur-hpc/augur/sidecar/policy"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// jobs builds simulated jobs from (submit, work, gpus) triples.
+func jobs(spec ...[3]float64) []Job {
+	var out []Job
+	for i, s := range spec {
+		out = append(out, Job{ID: int64(i + 1), Submit: s[0], Work: s[1], GPUs: int(s[2])})
+	}
+	return out
+}
+
+func TestRunKnownAnswers(t *testing.T) {
+	one, _ := NewCluster(1, 1, nil, nil)
+	two, _ := NewCluster(1, 2, nil, nil)
+	cases := map[string]struct {
+		policy      string
+		cluster     Cluster
+		restart     float64
+		jobs        []Job
+		wantJCTs    []float64
+		wantPreempt int
+	}{
+		"fifo runs in order": {
+			policy: policy.FIFOName, cluster: one,
+			jobs:     jobs([3]float64{0, 100, 1}, [3]float64{1, 10, 1}),
+			wantJCTs: []float64{100, 109},
+		},
+		"srtf preempts the long job, no restart cost": {
+			policy: policy.SRTFOracleName, cluster: one,
+			jobs:     jobs([3]float64{0, 100, 1}, [3]float64{1, 10, 1}),
+			wantJCTs: []float64{10, 110}, wantPreempt: 1,
+		},
+		"srtf with a restart cost": {
+			policy: policy.SRTFOracleName, cluster: one, restart: 60,
+			jobs:     jobs([3]float64{0, 100, 1}, [3]float64{1, 10, 1}),
+			wantJCTs: []float64{10, 170}, wantPreempt: 1,
+		},
+		"sjf never preempts, then takes the shortest": {
+			policy: policy.SJFOracleName, cluster: one,
+			jobs:     jobs([3]float64{0, 100, 1}, [3]float64{1, 50, 1}, [3]float64{2, 10, 1}),
+			wantJCTs: []float64{100, 108, 159},
+		},
+		"two GPUs in parallel": {
+			policy: policy.FIFOName, cluster: two,
+			jobs:     jobs([3]float64{0, 100, 1}, [3]float64{0, 100, 1}, [3]float64{0, 50, 2}),
+			wantJCTs: []float64{100, 100, 150},
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, _ := policy.ByName(c.policy, policy.Params{RestartCost: c.restart})
+			res, err := Run(Config{Cluster: c.cluster, RestartCost: c.restart}, p, c.jobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.wantJCTs, res.JCTs); diff != "" {
+				t.Errorf("JCTs (-want +got):\n%s", diff)
+			}
+			if res.Preemptions != c.wantPreempt {
+				t.Errorf("preemptions = %d, want %d", res.Preemptions, c.wantPreempt)
+			}
+		})
+	}
+}
+
+// TestOOMAndTypes: a job that cannot run on K80 fails there when placement
+// is type-blind and is requeued away from it; type-aware placement never
+// tries it, and puts it on the faster type.
+func TestOOMAndTypes(t *testing.T) {
+	c, err := NewCluster(0, 1, []policy.GPUType{{Name: "k80", MemMiB: 11441}, {Name: "v100", MemMiB: 16160}}, []int{1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func() []Job {
+		return []Job{
+			{ID: 1, Submit: 0, Work: 100, GPUs: 1, Rate: []float64{0, 1}, MemMiB: EstimateMemMiB("ResNet-50 (batch size 128)"), Runtime: predictor.Quantiles{P50: 100, Hi: 100}},
+			{ID: 2, Submit: 1, Work: 100, GPUs: 1, Rate: []float64{0.5, 1}, Runtime: predictor.Quantiles{P50: 100, Hi: 100}},
+		}
+	}
+	for _, blind := range []bool{true, false} {
+		p, _ := policy.ByName(policy.FIFOName, policy.Params{TypeBlind: blind})
+		res, err := Run(Config{Cluster: c, OOMAfter: 60}, p, mk())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantOOM := 0
+		if blind {
+			wantOOM = 1
+		}
+		if res.OOMFailures != wantOOM {
+			t.Errorf("blind=%v: OOM failures %d, want %d", blind, res.OOMFailures, wantOOM)
+		}
+		want := []float64{100, 200} // aware: job 1 on v100 (100 s), job 2 on k80 (200 s)
+		if blind {
+			want = []float64{100, 201} // job 1 fails on k80, waits for job 2 to leave the v100
+		}
+		if diff := cmp.Diff(want, res.JCTs); diff != "" {
+			t.Errorf("blind=%v: JCTs (-want +got):\n%s", blind, diff)
+		}
+	}
+}
+
+func TestNoiseIsSeeded(t *testing.T) {
+	a, b := jobs([3]float64{0, 100, 1}, [3]float64{0, 200, 1}), jobs([3]float64{0, 100, 1}, [3]float64{0, 200, 1})
+	Noise(a, 0.5, 3)
+	Noise(b, 0.5, 3)
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("same seed, different predictions:\n%s", diff)
+	}
+	Noise(b, 0, 3)
+	if b[0].Runtime.P50 != 100 || b[1].Runtime.Hi != 200 {
+		t.Errorf("sigma 0 must predict exactly: %+v", b)
+	}
+}
+
+// TestHistoryPredictor: predictions come only from jobs that finished
+// before the submission.
+func TestHistoryPredictor(t *testing.T) {
+	c, _ := NewCluster(1, 1, nil, nil)
+	js := jobs([3]float64{0, 100, 1}, [3]float64{10, 100, 1}, [3]float64{200, 100, 1})
+	var seen []predictor.Quantiles
+	pr := recordingPredictor{inner: predictor.NewHistory(1, nil), seen: &seen}
+	p, _ := policy.ByName(policy.AugurName, policy.DefaultParams())
+	if _, err := Run(Config{Cluster: c, Predictor: pr}, p, js); err != nil {
+		t.Fatal(err)
+	}
+	want := []predictor.Quantiles{{}, {}, {P50: 100, Hi: 110}}
+	if diff := cmp.Diff(want, seen, cmpopts.EquateApprox(1e-9, 0)); diff != "" {
+		t.Errorf("predictions (-want +got):\n%s", diff)
+	}
+}
+
+type recordingPredictor struct {
+	inner predictor.Predictor
+	seen  *[]predictor.Quantiles
+}
+
+func (r recordingPredictor) Name() string { return "recording" }
+func (r recordingPredictor) Predict(j predictor.Job, h []predictor.Outcome) predictor.Prediction {
+	p := r.inner.Predict(j, h)
+	*r.seen = append(*r.seen, p.RuntimeSec)
+	return p
+}
+
+// TestMemoryEstimate reports the analytic estimate's error against measured
+// peaks (evaluation only; the data stays in shared/).
+func TestMemoryEstimate(t *testing.T) {
+	f, err := os.Open("../../../shared/data/memory/timm-peak-memory.csv")
+	if err != nil {
+		t.Skipf("shared data absent: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sumErr, n := 0.0, 0
+	for sc.Scan() {
+		r := strings.Split(sc.Text(), ",")
+		if len(r) != 3 || r[0] != "resnet50" {
+			continue
+		}
+		b, _ := strconv.Atoi(r[1])
+		peak, _ := strconv.ParseFloat(r[2], 64)
+		est := EstimateMemMiB("ResNet-50 (batch size " + r[1] + ")")
+		rel := math.Abs(est.P50-peak) / peak
+		t.Logf("resnet50 batch %d: measured %.0f MiB, estimated %.0f (upper %.0f)", b, peak, est.P50, est.Hi)
+		sumErr += rel
+		n++
+	}
+	if n > 0 {
+		t.Logf("mean relative error %.0f%% over %d rows", 100*sumErr/float64(n), n)
+	}
+}
+
+func TestWriteCDF(t *testing.T) {
+	var b strings.Builder
+	if err := WriteCDF(&b, []Result{{Policy: "a<b", JCTs: []float64{1, 10, 100}}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.HasPrefix(s, "<svg") || !strings.Contains(s, "a&lt;b") || !strings.Contains(s, "<polyline") {
+		t.Errorf("svg:\n%s", s)
+	}
+}
