@@ -14,12 +14,16 @@ import (
 	"github.com/augur-hpc/augur/sidecar/metrics"
 	"github.com/augur-hpc/augur/sidecar/munge"
 	"github.com/augur-hpc/augur/sidecar/server"
+	"github.com/augur-hpc/augur/sidecar/slurm"
 	"github.com/augur-hpc/augur/sidecar/store"
 	"github.com/augur-hpc/augur/sidecar/training"
 )
 
 // shutdownGrace bounds how long a stop waits for requests in flight.
 const shutdownGrace = 2 * time.Second
+
+// linkInterval is how often the linker reads the queue.
+const linkInterval = 10 * time.Second
 
 // Run is augurd's life: open the store, serve metrics and the shim socket,
 // apply configurations arriving on reload, and stop cleanly when ctx ends.
@@ -89,6 +93,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 		}()
 	}
 
+	// Submissions learn their job ids from the queue (see Linker).
+	linker := NewLinker(slurm.CLI{}, st, log.With("component", "linker"))
+	go linker.Run(ctx, linkInterval)
+
 	if cfg.Outcomes.Listen != "" {
 		oln, err := net.Listen("tcp", cfg.Outcomes.Listen)
 		if err != nil {
@@ -101,7 +109,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 		osrv := &OutcomeServer{
 			Verifier: munge.Client{Socket: cfg.Outcomes.MungeSocket}, Store: st, Allowed: allowed,
 			GPUTypes: types, Metrics: m, Log: log.With("component", "outcomes"), Now: time.Now,
-			Stored: svc.OutcomesChanged,
+			Stored: func() { svc.OutcomesChanged(); linker.Poke() },
 		}
 		go func() {
 			if err := osrv.Serve(ctx, oln); err != nil {

@@ -1,0 +1,136 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/augur-hpc/augur/sidecar/slurm"
+	"github.com/augur-hpc/augur/sidecar/store"
+)
+
+// JobLister is what the linker needs of Slurm.
+type JobLister interface {
+	Jobs(ctx context.Context) ([]slurm.Job, error)
+}
+
+// LinkStore is what the linker needs of the store.
+type LinkStore interface {
+	LinkJob(ctx context.Context, token string, jobID uint64) error
+	Queue(sub store.Submission) error
+}
+
+// Linker ties submissions to the job ids Slurm gave them. At submission the
+// job has no id yet (job_submit runs before slurmctld assigns one), so the
+// plugin puts a token in the job's AdminComment; the linker reads the
+// queue, finds the tokens, and records which job each became. An outcome
+// that arrives for a job id then finds its submission (and so its script
+// signature: the history the predictor learns from).
+//
+// A token augurd has no record of (its record died with a killed augurd
+// before the writer committed it) is recovered from the job itself: the
+// annotation in AdminComment is the decision, so nothing is lost.
+type Linker struct {
+	Slurm JobLister
+	Store LinkStore
+	Log   *slog.Logger
+
+	linked map[uint64]bool // job ids already linked (or recovered)
+	poke   chan struct{}
+}
+
+// NewLinker returns a linker.
+func NewLinker(sl JobLister, st LinkStore, log *slog.Logger) *Linker {
+	return &Linker{Slurm: sl, Store: st, Log: log, poke: make(chan struct{}, 1)}
+}
+
+// Poke asks for a pass now (a job report arrived, so a job has ended and
+// should be linked while Slurm still lists it).
+func (l *Linker) Poke() {
+	select {
+	case l.poke <- struct{}{}:
+	default:
+	}
+}
+
+// maxLinked bounds the memory of linked job ids; past it the set starts
+// over (re-linking an id is a harmless UPDATE).
+const maxLinked = 1_000_000
+
+// Pass links every job in the queue once. It returns how many it linked and
+// how many records it recovered.
+func (l *Linker) Pass(ctx context.Context) (linked, recovered int, err error) {
+	if l.linked == nil || len(l.linked) > maxLinked {
+		l.linked = map[uint64]bool{}
+	}
+	jobs, err := l.Slurm.Jobs(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, j := range jobs {
+		tok := j.Token()
+		if tok == "" || l.linked[j.ID] {
+			continue
+		}
+		err := l.Store.LinkJob(ctx, tok, j.ID)
+		switch {
+		case err == nil:
+			linked++
+		case errors.Is(err, store.ErrNotFound):
+			if err := l.Store.Queue(recoveredSubmission(j, tok)); err != nil {
+				l.Log.Warn("cannot recover a lost submission record", "job_id", j.ID, "token", tok, "err", err)
+				continue
+			}
+			recovered++
+			l.Log.Info("submission record recovered from the job's AdminComment", "job_id", j.ID, "token", tok)
+		case errors.Is(err, store.ErrInvalid):
+			// Not one of ours (a user cannot set AdminComment, but an admin can).
+		default:
+			return linked, recovered, err
+		}
+		l.linked[j.ID] = true
+	}
+	return linked, recovered, nil
+}
+
+// recoveredSubmission rebuilds a submission's row from what Slurm shows.
+func recoveredSubmission(j slurm.Job, tok string) store.Submission {
+	req, _ := json.Marshal(map[string]any{
+		"token": tok, "user_id": j.UserID, "name": j.Name, "partition": j.Partition, "account": j.Account,
+		"tres": map[string]string{"per_node": j.TRESPerNode, "per_job": j.TRESPerJob, "per_task": j.TRESPerTask, "per_socket": j.TRESPerSock},
+	})
+	dec, _ := json.Marshal(map[string]any{"action": "accept", "annotation": j.AdminComment, "recovered": true})
+	at := j.Submit
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return store.Submission{
+		Token: tok, ReceivedAt: at, UserID: j.UserID, User: j.UserName, Account: j.Account,
+		Partition: j.Partition, QOS: j.QOS, Name: j.Name, Request: req, Decision: dec,
+		Action: store.ActionAccept, PredSource: "recovered", JobID: j.ID,
+	}
+}
+
+// Run links every interval until ctx ends. While Slurm does not answer it
+// waits for the next round; nothing is acted on from stale data.
+func (l *Linker) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		linked, recovered, err := l.Pass(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			l.Log.Warn("linking jobs to submissions failed; retrying next round", "err", err)
+		case linked+recovered > 0:
+			l.Log.Debug("jobs linked to their submissions", "linked", linked, "recovered", recovered)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-l.poke:
+		}
+	}
+}

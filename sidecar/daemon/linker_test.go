@@ -1,0 +1,77 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/augur-hpc/augur/sidecar/slurm"
+	"github.com/augur-hpc/augur/sidecar/store"
+)
+
+// fakeQueue is Slurm's queue as a list.
+type fakeQueue struct {
+	jobs []slurm.Job
+	err  error
+}
+
+func (f *fakeQueue) Jobs(context.Context) ([]slurm.Job, error) { return f.jobs, f.err }
+
+func TestLinker(t *testing.T) {
+	cfg := testConfig(t)
+	st, err := store.Open(context.Background(), cfg.Store.Path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	if err := st.Record(ctx, store.Submission{Token: "aa11", ReceivedAt: time.Now(), UserID: 1000, Script: "#!/bin/sh\n",
+		Signature: "sig", Action: store.ActionAccept}); err != nil {
+		t.Fatal(err)
+	}
+	// The job ended before the linker saw it: its outcome waits unlinked.
+	st.AddOutcome(ctx, store.Outcome{JobID: 101, UserID: 1000, PeakGPUMemMiB: 5000, ExitState: "COMPLETED", EndedAt: time.Now()})
+	q := &fakeQueue{jobs: []slurm.Job{
+		{ID: 101, UserID: 1000, AdminComment: "augur:tok=aa11 pred_gpu_mem=80G"},
+		{ID: 102, UserID: 1000, Name: "lost", AdminComment: "augur:tok=bb22 pred_gpu_mem=16G src=history/history"},
+		{ID: 103, UserID: 1000}, // submitted while augurd was down
+		{ID: 104, AdminComment: "augur:tok=NOT-HEX"},
+	}}
+	l := NewLinker(q, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	linked, recovered, err := l.Pass(ctx)
+	if err != nil || linked != 1 || recovered != 1 {
+		t.Fatalf("Pass = %d linked, %d recovered, %v; want 1, 1", linked, recovered, err)
+	}
+	if sub, err := st.Submission(ctx, "aa11"); err != nil || sub.JobID != 101 {
+		t.Errorf("aa11: %+v %v", sub.JobID, err)
+	}
+	hist, _ := st.History(ctx, 1000, "sig", 5)
+	if len(hist) != 1 || hist[0].JobID != 101 {
+		t.Errorf("the outcome did not learn its signature at the link: %+v", hist)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		sub, err := st.Submission(ctx, "bb22")
+		if err == nil {
+			if sub.JobID != 102 || sub.Name != "lost" || sub.PredSource != "recovered" {
+				t.Errorf("recovered %+v", sub)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lost record not recovered: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A second pass touches nothing.
+	if linked, recovered, _ := l.Pass(ctx); linked+recovered != 0 {
+		t.Errorf("second pass linked %d, recovered %d", linked, recovered)
+	}
+	q.err = errors.New("slurm_load_jobs error: Unable to contact slurm controller")
+	if _, _, err := l.Pass(ctx); err == nil {
+		t.Error("an unreachable controller was not reported")
+	}
+}
