@@ -35,12 +35,19 @@ $(BIN)/test/job_submit_augur.so: $(GOFILES) slurm-plugin/job_submit_augur.c slur
 	rm -f $(dir $@)job_submit_augur.so.h
 	mv -f $@.tmp $@
 
+# augur-node's test build also accepts node.nvml: mock-dgxa100 (fake GPUs fed
+# by the e2e jobs' AUGUR_FAKE_GPU_MEM_MIB); the production build refuses it.
+$(BIN)/test/augur-node: $(GOFILES)
+	@mkdir -p $(BIN)/test
+	$(GO) build -tags augur_testhooks -o $@.tmp ./sidecar/cmd/augur-node
+	mv -f $@.tmp $@   # rename: slurmd may be running the old one as Prolog
+
 $(BIN)/augurd $(BIN)/augur $(BIN)/augur-node: $(GOFILES)
 	$(GO) build -o $(BIN)/ ./sidecar/cmd/augurd ./sidecar/cmd/augur ./sidecar/cmd/augur-node
 
 build: $(BIN)/job_submit_augur.so $(BIN)/augurd $(BIN)/augur $(BIN)/augur-node ## build the plugin, augurd, augur and augur-node into bin/
 
-build-test-plugin: $(BIN)/test/job_submit_augur.so ## the plugin with its test-only panic switch (bin/test/)
+build-test-plugin: $(BIN)/test/job_submit_augur.so $(BIN)/test/augur-node ## test builds in bin/test/: the plugin with its panic switch, augur-node with mock NVML
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -75,6 +82,18 @@ demo: build build-test-plugin ## bring up the local cluster and show Augur decid
 
 bench: ## Go benchmarks: decision throughput, store, round trip
 	$(GO) test -run '^$$' -bench . -benchmem ./sidecar/... ./slurm-plugin/... ./predictor/...
+
+SIM_OUT ?= $(BIN)/sim
+SIM_TRACES ?= ../shared/data/traces
+bench-sim: $(BIN)/augur ## full-trace simulations (Philly 32x8, all policies; Gavel K80/P100/V100 type-aware vs type-blind) into $(SIM_OUT)/*.json
+	@mkdir -p $(SIM_OUT)
+	$(BIN)/augur simulate --trace $(SIM_TRACES)/philly/philly.csv --format philly --nodes 32 --gpus-per-node 8 \
+	  --policies fifo,sjf-oracle,srtf-oracle,tiresias,hrrn,mlfq-borda,augur --json --plot $(SIM_OUT)/philly.svg > $(SIM_OUT)/philly.json
+	for b in false true; do \
+	  $(BIN)/augur simulate --trace $(SIM_TRACES)/gavel/6214e9.trace --format gavel --nodes 24 --gpus-per-node 4 --gpu-types k80,p100,v100 \
+	    --policies fifo,tiresias,hrrn,mlfq-borda,augur,srtf-oracle --type-blind=$$b --json > $(SIM_OUT)/gavel-typeblind-$$b.json; \
+	done
+	$(GO) test -run '^$$' -bench 'Schedule1000x100' -benchtime 100x ./sidecar/policy/
 
 bench-submit: build build-test-plugin ## slurmctld submit cost: 1,000 sbatch -H with no plugin vs plugin+augurd vs plugin with augurd stopped
 	tests/bench/submit.sh $(CLUSTER)

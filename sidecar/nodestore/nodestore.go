@@ -278,6 +278,18 @@ func (s *Store) Job(ctx context.Context, jobID uint64) (Job, error) {
 	return jobs[0], nil
 }
 
+// Unreported returns the ended jobs that have no report in the outbox: a
+// hook or agent that died between EndJob and Enqueue leaves one, and the
+// agent's recovery pass reports it.
+func (s *Store) Unreported(ctx context.Context) ([]Job, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs
+WHERE state = 'ended' AND job_id NOT IN (SELECT job_id FROM outbox) ORDER BY job_id`)
+	if err != nil {
+		return nil, fmt.Errorf("nodestore: unreported jobs: %w", err)
+	}
+	return scanJobs(rows)
+}
+
 // GPUInfo is what the node knows of one of a job's GPUs.
 type GPUInfo struct {
 	JobID       uint64

@@ -27,6 +27,7 @@ fi
 stop_pid "$D/run/slurmd.pid" slurmd
 stop_pid "$D/run/slurmctld.pid" slurmctld
 stop_pid "$D/run/augurd.pid" augurd
+stop_pid "$D/run/augur-node.pid" augur-node
 
 # Steps left behind by a killed slurmd: slurmstepd inherits our SLURM_CONF.
 for env in /proc/[0-9]*/environ; do
@@ -38,6 +39,6 @@ for env in /proc/[0-9]*/environ; do
 		kill -KILL "$pid" 2>/dev/null || true
 	fi
 done
-rm -f "$D/run/augurd.sock"
+rm -f "$D/run/augurd.sock" "$D/run/node.sock"
 log "cluster in $D is down"
 exit 0

@@ -28,7 +28,7 @@ _on_exit() {
 dump_logs() {
 	local f
 	[[ -n "${CLUSTER_DIR:-}" ]] || return 0
-	for f in slurmctld.log slurmd.log augurd.log slurmctld.stderr slurmd.stderr; do
+	for f in slurmctld.log slurmd.log augurd.log augur-node.log slurmctld.stderr slurmd.stderr; do
 		if [[ -s "$CLUSTER_DIR/log/$f" ]]; then
 			echo "----- tail of $CLUSTER_DIR/log/$f -----" >&2
 			# Leave out the harmless PMIx noise of every start.
@@ -138,6 +138,46 @@ augurd_signal() {
 	pid_alive "$pidfile" augurd || die "augurd is not running"
 	kill "-$1" "$(cat "$pidfile")"
 	log "sent SIG$1 to augurd (pid $(cat "$pidfile"))"
+}
+
+# ---------------------------------------------------------------- augur-node
+
+# The test build: it accepts node.nvml: mock-dgxa100.
+node_bin() { echo "${AUGUR_TEST_NODE_BIN:-$REPO/bin/test/augur-node}"; }
+
+# node_agent_start: start the node agent (root, as on a real node).
+node_agent_start() {
+	local bin sock pidfile pid i
+	bin="$(node_bin)"
+	sock="$CLUSTER_DIR/run/node.sock"
+	pidfile="$CLUSTER_DIR/run/augur-node.pid"
+	if pid_alive "$pidfile" augur-node; then
+		log "augur-node agent already running (pid $(cat "$pidfile"))"
+		return 0
+	fi
+	[[ -x "$bin" ]] || die "augur-node not found at $bin (make build-test-plugin, or set AUGUR_TEST_NO_NODE=1)"
+	[[ -f "$AUGUR_CONFIG" ]] || die "$AUGUR_CONFIG missing: run up.sh first"
+	mkdir -p "$CLUSTER_DIR/run" "$CLUSTER_DIR/log" "$CLUSTER_DIR/var"
+	setsid nohup "$bin" agent --config "$AUGUR_CONFIG" >>"$CLUSTER_DIR/log/augur-node.log" 2>&1 </dev/null &
+	pid=$!
+	echo "$pid" >"$pidfile"
+	for ((i = 0; i < 100; i++)); do
+		[[ -S "$sock" ]] && break
+		proc_alive "$pid" || die "augur-node agent exited during start-up (see $CLUSTER_DIR/log/augur-node.log)"
+		sleep 0.1
+	done
+	[[ -S "$sock" ]] || die "augur-node socket $sock did not appear within 10 s"
+	log "augur-node agent running (pid $(cat "$pidfile")), socket $sock"
+}
+
+node_agent_stop() { stop_pid "$CLUSTER_DIR/run/augur-node.pid" augur-node; }
+
+# node_agent_signal SIG: send SIG to the running agent.
+node_agent_signal() {
+	local pidfile="$CLUSTER_DIR/run/augur-node.pid"
+	pid_alive "$pidfile" augur-node || die "augur-node agent is not running"
+	kill "-$1" "$(cat "$pidfile")"
+	log "sent SIG$1 to the augur-node agent (pid $(cat "$pidfile"))"
 }
 
 # ---------------------------------------------------------------- slurm

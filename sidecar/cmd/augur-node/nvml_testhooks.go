@@ -1,0 +1,94 @@
+//go:build augur_testhooks
+
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/augur-hpc/augur/sidecar/nodeagent"
+	"github.com/augur-hpc/augur/sidecar/nodestore"
+	"github.com/augur-hpc/augur/sidecar/telemetry/fakegpu"
+)
+
+// openNVML returns the GPU backend node.nvml names. This test build (tag
+// augur_testhooks, bin/test/augur-node) also accepts "mock-dgxa100": eight
+// fake A100s whose load comes from the node's job processes, so that the
+// e2e suite sees real jobs use GPU memory. A process of a job uses GPU i
+// when its environment has AUGUR_FAKE_GPU_MEM_MIB=<n> and i is in its
+// SLURM_JOB_GPUS (or CUDA_VISIBLE_DEVICES): the GPU then lists one process
+// per such job (its lowest pid) using n MiB, at 80% SM utilisation and
+// 250 W. `sbatch --export=ALL,AUGUR_FAKE_GPU_MEM_MIB=12000 --gres=gpu:a100:1
+// --wrap 'sleep 5'` thus peaks at 12000 MiB.
+func openNVML(kind string) (nvml.Interface, error) {
+	switch kind {
+	case "real":
+		return nvml.New(), nil
+	case "mock-dgxa100":
+		f := &fakeLoad{procs: nodeagent.ProcFS{}}
+		return fakegpu.New(f.load), nil
+	}
+	return nil, fmt.Errorf("node.nvml is %q: give real or mock-dgxa100", kind)
+}
+
+// FakeMemEnv names the environment variable a test job sets.
+const FakeMemEnv = "AUGUR_FAKE_GPU_MEM_MIB"
+
+type fakeLoad struct {
+	procs nodeagent.ProcFS
+	mu    sync.Mutex
+	at    time.Time
+	byGPU map[int][]fakegpu.Proc
+}
+
+// load is called several times per GPU per sampling round: /proc is
+// scanned at most every 200 ms.
+func (f *fakeLoad) load(index int) fakegpu.Load {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if time.Since(f.at) > 200*time.Millisecond {
+		f.byGPU = f.scan()
+		f.at = time.Now()
+	}
+	ps := f.byGPU[index]
+	if len(ps) == 0 {
+		return fakegpu.Load{PowerW: 50}
+	}
+	return fakegpu.Load{Procs: ps, SMUtil: 80, MemUtil: 40, PowerW: 250}
+}
+
+func (f *fakeLoad) scan() map[int][]fakegpu.Proc {
+	ps, err := f.procs.Scan(FakeMemEnv, "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES")
+	if err != nil {
+		return nil
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].PID < ps[j].PID })
+	seen := map[[2]uint64]bool{}
+	out := map[int][]fakegpu.Proc{}
+	for _, p := range ps {
+		mem, err := strconv.ParseFloat(p.Env[FakeMemEnv], 64)
+		if err != nil || mem <= 0 {
+			continue
+		}
+		list := p.Env["SLURM_JOB_GPUS"]
+		if list == "" {
+			list = p.Env["CUDA_VISIBLE_DEVICES"]
+		}
+		gpus, err := nodestore.ParseGPUs(list)
+		if err != nil {
+			continue
+		}
+		for _, g := range gpus {
+			if k := [2]uint64{p.Job, uint64(g)}; !seen[k] {
+				seen[k] = true
+				out[g] = append(out[g], fakegpu.Proc{PID: p.PID, UsedMiB: mem})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,44 @@
+//go:build augur_testhooks
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/augur-hpc/augur/sidecar/telemetry/fakegpu"
+)
+
+// TestFakeGPUsFollowJobProcesses: the test build's mock GPUs show the
+// memory that job processes ask for in AUGUR_FAKE_GPU_MEM_MIB, once per job.
+func TestFakeGPUsFollowJobProcesses(t *testing.T) {
+	start := func(env ...string) uint32 {
+		cmd := exec.Command("sleep", "60")
+		cmd.Env = append(os.Environ(), env...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return uint32(cmd.Process.Pid)
+	}
+	a := start("SLURM_JOB_ID=900001", "AUGUR_FAKE_GPU_MEM_MIB=12000", "SLURM_JOB_GPUS=6", "CUDA_VISIBLE_DEVICES=6")
+	start("SLURM_JOB_ID=900001", "AUGUR_FAKE_GPU_MEM_MIB=12000", "SLURM_JOB_GPUS=6") // a child of the same job: not counted twice
+	b := start("SLURM_JOB_ID=900002", "AUGUR_FAKE_GPU_MEM_MIB=3000", "CUDA_VISIBLE_DEVICES=6,7")
+	start("SLURM_JOB_ID=900003", "SLURM_JOB_GPUS=6") // no fake memory: not a GPU user
+
+	f := &fakeLoad{}
+	got := map[int]fakegpu.Load{6: f.load(6), 7: f.load(7)}
+	want := map[int]fakegpu.Load{
+		6: {SMUtil: 80, MemUtil: 40, PowerW: 250, Procs: []fakegpu.Proc{{PID: a, UsedMiB: 12000}, {PID: b, UsedMiB: 3000}}},
+		7: {SMUtil: 80, MemUtil: 40, PowerW: 250, Procs: []fakegpu.Proc{{PID: b, UsedMiB: 3000}}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if _, err := openNVML("mock-dgxa100"); err != nil {
+		t.Errorf("test build refused the mock: %v", err)
+	}
+}

@@ -1,0 +1,422 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/augur-hpc/augur/sidecar/nodestore"
+	"github.com/augur-hpc/augur/sidecar/outcome"
+	"github.com/augur-hpc/augur/sidecar/telemetry"
+)
+
+// GPUs reads the node's GPUs; *telemetry.Sampler is one.
+type GPUs interface {
+	Sample() ([]telemetry.Reading, error)
+}
+
+// Procs ties processes to jobs; ProcFS is one.
+type Procs interface {
+	// JobOf says which job a process belongs to.
+	JobOf(pid uint32) (uint64, bool)
+	// Jobs returns the jobs with at least one live process.
+	Jobs() (map[uint64]bool, error)
+}
+
+// Deliverer sends a report to augurd; *Sender is one.
+type Deliverer interface {
+	Deliver(ctx context.Context, jobID uint64, report []byte) (outcome.Ack, error)
+}
+
+// Config is the agent's settings (from config.Node, and constants).
+type Config struct {
+	Node         string
+	Interval     time.Duration // sampling
+	RawRetention time.Duration // raw samples older than this fold into minutes
+	Retention    time.Duration // delivered jobs older than this are pruned
+	DCGMDir      string        // "" writes no dcgm-exporter job map
+	// RecoverAfter: a running job with no process for this long, whose
+	// Epilog has not come, is finalised "recovered". Long enough for
+	// slurmd's Epilog to run after the job's last process ends.
+	RecoverAfter time.Duration
+	// Housekeeping is how often recovery, downsampling and pruning run.
+	Housekeeping time.Duration
+	// SendEvery is how often the outbox is checked for due reports.
+	SendEvery time.Duration
+}
+
+// Defaults fills the zero fields.
+func (c Config) withDefaults() Config {
+	if c.Interval <= 0 {
+		c.Interval = time.Second
+	}
+	if c.RawRetention <= 0 {
+		c.RawRetention = time.Hour
+	}
+	if c.Retention <= 0 {
+		c.Retention = 30 * 24 * time.Hour
+	}
+	if c.RecoverAfter <= 0 {
+		c.RecoverAfter = 5 * time.Minute
+	}
+	if c.Housekeeping <= 0 {
+		c.Housekeeping = 30 * time.Second
+	}
+	if c.SendEvery <= 0 {
+		c.SendEvery = time.Second
+	}
+	if c.Node == "" {
+		c.Node = NodeName()
+	}
+	return c
+}
+
+// Stats counts what the agent did since it started.
+type Stats struct {
+	Rounds, Samples        atomic.Int64
+	Delivered, Duplicates  atomic.Int64
+	Refused, SendFailures  atomic.Int64
+	Recovered, Unreported  atomic.Int64
+	SampleErrors, BadPokes atomic.Int64
+}
+
+// Agent is the node agent. Build it with New; Run runs it.
+type Agent struct {
+	cfg   Config
+	store *nodestore.Store
+	gpus  GPUs // nil: no NVML on this node; jobs are still finalised and reported
+	procs Procs
+	send  Deliverer
+	now   func() time.Time
+	log   *slog.Logger
+	// Jitter shortens a retry wait by a random share (at most a fifth), so
+	// that nodes retrying after an augurd outage do not come back at once.
+	jitter func(time.Duration) time.Duration
+
+	Stats Stats
+
+	mu        sync.Mutex
+	described map[[2]uint64]string // (job, gpu) -> attribution already stored
+	goneSince map[uint64]time.Time // running jobs seen with no process, since
+	lastRound time.Time
+}
+
+// New builds an agent. gpus may be nil.
+func New(cfg Config, st *nodestore.Store, gpus GPUs, procs Procs, send Deliverer, now func() time.Time, log *slog.Logger) *Agent {
+	return &Agent{
+		cfg: cfg.withDefaults(), store: st, gpus: gpus, procs: procs, send: send, now: now, log: log,
+		jitter: func(d time.Duration) time.Duration {
+			if d <= 0 {
+				return d
+			}
+			return d - rand.N(d/5+1)
+		},
+		described: map[[2]uint64]string{},
+		goneSince: map[uint64]time.Time{},
+	}
+}
+
+// Run samples, keeps house and delivers until ctx ends. pokes, when not
+// nil, is the listener of the hooks' socket; Run closes it on return.
+func (a *Agent) Run(ctx context.Context, pokes net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pk := make(chan Poke, 16)
+	if pokes != nil {
+		go servePokes(ctx, pokes, pk, func(err error) {
+			a.Stats.BadPokes.Add(1)
+			a.log.Warn("bad poke on the agent socket", "err", err)
+		})
+		defer pokes.Close()
+	}
+	if err := a.Housekeep(ctx); err != nil {
+		a.log.Error("start-up housekeeping failed", "err", err)
+	}
+	a.rewriteMap(ctx)
+
+	sendNow := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the outbox: slow or absent augurd never delays sampling
+		defer wg.Done()
+		t := time.NewTicker(a.cfg.SendEvery)
+		defer t.Stop()
+		for {
+			a.Flush(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-sendNow:
+			}
+		}
+	}()
+	defer wg.Wait()
+
+	sample := time.NewTicker(a.cfg.Interval)
+	defer sample.Stop()
+	house := time.NewTicker(a.cfg.Housekeeping)
+	defer house.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sample.C:
+			a.round(ctx)
+		case <-house.C:
+			if err := a.Housekeep(ctx); err != nil {
+				a.log.Error("housekeeping failed", "err", err)
+			}
+		case p := <-pk:
+			a.log.Debug("poked", "kind", p.Kind, "job_id", p.JobID)
+			switch p.Kind {
+			case PokeProlog:
+				a.round(ctx) // a first sample at once: short jobs get one too
+			case PokeEpilog:
+				a.forget(p.JobID)
+				select {
+				case sendNow <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+func (a *Agent) round(ctx context.Context) {
+	if err := a.Round(ctx); err != nil && ctx.Err() == nil {
+		a.log.Warn("sampling round failed", "err", err)
+	}
+}
+
+// Round samples the GPUs once and stores each running job's share.
+func (a *Agent) Round(ctx context.Context) error {
+	now := a.now()
+	a.mu.Lock()
+	dur := a.cfg.Interval.Seconds()
+	if !a.lastRound.IsZero() {
+		if d := now.Sub(a.lastRound).Seconds(); d > 0 && d < dur {
+			dur = d // a poke's extra round stands for less time
+		}
+	}
+	a.lastRound = now
+	a.mu.Unlock()
+	if a.gpus == nil {
+		return nil
+	}
+	jobs, err := a.store.Running(ctx)
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
+	readings, err := a.gpus.Sample()
+	if err != nil {
+		a.Stats.SampleErrors.Add(1)
+		a.log.Warn("some GPUs did not answer", "err", err)
+	}
+	byJob := make(map[uint64][]int, len(jobs))
+	for _, j := range jobs {
+		byJob[j.JobID] = j.GPUs
+	}
+	js := telemetry.Attribute(readings, byJob, a.procs.JobOf)
+	rd := make(map[int]*telemetry.Reading, len(readings))
+	for i := range readings {
+		rd[readings[i].Index] = &readings[i]
+	}
+	samples := make([]nodestore.Sample, 0, len(js))
+	var infos []nodestore.GPUInfo
+	a.mu.Lock()
+	for _, s := range js {
+		if _, ok := byJob[s.JobID]; !ok {
+			continue // a process of a job this node never recorded
+		}
+		samples = append(samples, nodestore.Sample{JobID: s.JobID, GPU: s.GPU, TS: now, DurS: dur,
+			MemMiB: s.MemMiB, SMUtil: s.SMUtil, MemUtil: s.MemUtil, PowerW: s.PowerW})
+		key := [2]uint64{s.JobID, uint64(s.GPU)}
+		if a.described[key] != s.Attribution {
+			a.described[key] = s.Attribution
+			r := rd[s.GPU]
+			infos = append(infos, nodestore.GPUInfo{JobID: s.JobID, GPU: s.GPU, UUID: r.UUID, Name: r.Name,
+				MemTotalMiB: r.MemTotalMiB, Attribution: s.Attribution})
+		}
+	}
+	a.mu.Unlock()
+	if err := a.store.AddSamples(ctx, infos, samples); err != nil {
+		a.mu.Lock()
+		for _, g := range infos {
+			delete(a.described, [2]uint64{g.JobID, uint64(g.GPU)})
+		}
+		a.mu.Unlock()
+		return err
+	}
+	a.Stats.Rounds.Add(1)
+	a.Stats.Samples.Add(int64(len(samples)))
+	return nil
+}
+
+func (a *Agent) forget(jobID uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k := range a.described {
+		if k[0] == jobID {
+			delete(a.described, k)
+		}
+	}
+	delete(a.goneSince, jobID)
+}
+
+// Housekeep finalises jobs whose Epilog never came, reports ended jobs left
+// without a report, folds old samples into minutes and prunes delivered
+// jobs past retention.
+func (a *Agent) Housekeep(ctx context.Context) error {
+	now := a.now()
+	var errs []error
+	if err := a.recover(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	unrep, err := a.store.Unreported(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, j := range unrep {
+		if err := Report(ctx, a.store, a.cfg.Node, j.JobID, now); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		a.Stats.Unreported.Add(1)
+		a.log.Info("reported an ended job whose report was missing", "job_id", j.JobID, "exit_state", j.ExitState)
+	}
+	if n, err := a.store.Downsample(ctx, now.Add(-a.cfg.RawRetention)); err != nil {
+		errs = append(errs, err)
+	} else if n > 0 {
+		a.log.Debug("downsampled", "raw_rows", n)
+	}
+	if n, err := a.store.Prune(ctx, now.Add(-a.cfg.Retention)); err != nil {
+		errs = append(errs, err)
+	} else if n > 0 {
+		a.log.Info("pruned delivered jobs past retention", "jobs", n, "retention_seconds", a.cfg.Retention.Seconds())
+	}
+	return errors.Join(errs...)
+}
+
+// recover ends running jobs that have had no process for RecoverAfter.
+func (a *Agent) recover(ctx context.Context, now time.Time) error {
+	running, err := a.store.Running(ctx)
+	if err != nil || len(running) == 0 {
+		return err
+	}
+	alive, err := a.procs.Jobs()
+	if err != nil {
+		return err
+	}
+	var due []nodestore.Job
+	var since []time.Time
+	a.mu.Lock()
+	seen := map[uint64]bool{}
+	for _, j := range running {
+		seen[j.JobID] = true
+		if alive[j.JobID] {
+			delete(a.goneSince, j.JobID)
+			continue
+		}
+		t, ok := a.goneSince[j.JobID]
+		if !ok {
+			a.goneSince[j.JobID] = now
+			continue
+		}
+		if now.Sub(t) >= a.cfg.RecoverAfter {
+			due = append(due, j)
+			since = append(since, t)
+		}
+	}
+	for id := range a.goneSince {
+		if !seen[id] {
+			delete(a.goneSince, id)
+		}
+	}
+	a.mu.Unlock()
+	changed := false
+	for i, j := range due {
+		ended, err := a.store.EndJob(ctx, j.JobID, since[i], StateUnknown, 0, FinalizedRecovered)
+		if err != nil {
+			return err
+		}
+		a.forget(j.JobID)
+		if !ended {
+			continue // its Epilog came meanwhile
+		}
+		changed = true
+		a.Stats.Recovered.Add(1)
+		a.log.Warn("job ended without an epilog; finalised as recovered", "job_id", j.JobID,
+			"no_process_seconds", now.Sub(since[i]).Seconds())
+		if err := Report(ctx, a.store, a.cfg.Node, j.JobID, now); err != nil {
+			return err // Unreported picks it up
+		}
+	}
+	if changed {
+		a.rewriteMap(ctx)
+	}
+	return nil
+}
+
+func (a *Agent) rewriteMap(ctx context.Context) {
+	if a.cfg.DCGMDir == "" {
+		return
+	}
+	if err := WriteJobMap(ctx, a.store, a.cfg.DCGMDir); err != nil {
+		a.log.Warn("dcgm-exporter job map not written", "dir", a.cfg.DCGMDir, "err", err)
+	}
+}
+
+// Flush sends the reports that are due, oldest first. A failed attempt
+// reschedules its report with Backoff and ends the round: augurd is down or
+// broken for all reports alike, so at most one attempt fails per call.
+func (a *Agent) Flush(ctx context.Context) {
+	due, err := a.store.Due(ctx, a.now(), 32)
+	if err != nil {
+		a.log.Error("reading the outbox failed", "err", err)
+		return
+	}
+	for _, p := range due {
+		if ctx.Err() != nil {
+			return
+		}
+		log := a.log.With("job_id", p.JobID, "attempt", p.Attempts+1)
+		ack, err := a.send.Deliver(ctx, p.JobID, p.Report)
+		if err == nil && ack.Status == outcome.Failed {
+			err = errors.New("augurd could not store it now: " + ack.Error)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return // shutting down: not the report's fault
+			}
+			a.Stats.SendFailures.Add(1)
+			wait := a.jitter(Backoff(p.Attempts + 1))
+			if rerr := a.store.Retry(ctx, p.JobID, a.now().Add(wait), err); rerr != nil {
+				a.log.Error("recording a failed delivery failed", "err", rerr)
+			}
+			log.Warn("report not delivered; will retry", "err", err, "retry_in_seconds", wait.Seconds())
+			return
+		}
+		if err := a.store.Delivered(ctx, p.JobID, a.now()); err != nil {
+			a.log.Error("marking a report delivered failed", "job_id", p.JobID, "err", err)
+			return
+		}
+		switch ack.Status {
+		case outcome.Stored:
+			a.Stats.Delivered.Add(1)
+			log.Info("report delivered", "age_seconds", a.now().Sub(p.Created).Seconds())
+		case outcome.Duplicate:
+			a.Stats.Duplicates.Add(1)
+			log.Info("report was already stored by augurd")
+		case outcome.Refused:
+			a.Stats.Refused.Add(1)
+			log.Error("augurd refused the report for good; dropped", "reason", ack.Error,
+				"refused_total", a.Stats.Refused.Load())
+		}
+	}
+}
