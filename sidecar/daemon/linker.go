@@ -20,6 +20,7 @@ type JobLister interface {
 type LinkStore interface {
 	LinkJob(ctx context.Context, token string, jobID uint64) error
 	Queue(sub store.Submission) error
+	SetExitState(ctx context.Context, jobID uint64, state string) (bool, error)
 }
 
 // Linker ties submissions to the job ids Slurm gave them. At submission the
@@ -37,8 +38,24 @@ type Linker struct {
 	Store LinkStore
 	Log   *slog.Logger
 
-	linked map[uint64]bool // job ids already linked (or recovered)
+	// StateChanged is called when a stored outcome's exit state was
+	// corrected (histories cached elsewhere are stale).
+	StateChanged func()
+
+	linked map[uint64]bool      // job ids already linked (or recovered)
+	final  map[uint64]time.Time // finished jobs: when first seen finished
 	poke   chan struct{}
+}
+
+// finalWindow is how long after a job is first seen finished the linker
+// keeps trying to correct its outcome's exit state (the node's report
+// usually arrives within seconds).
+const finalWindow = 2 * time.Minute
+
+// terminal are Slurm's final job states.
+var terminal = map[string]bool{
+	"COMPLETED": true, "FAILED": true, "CANCELLED": true, "TIMEOUT": true, "OUT_OF_MEMORY": true,
+	"NODE_FAIL": true, "PREEMPTED": true, "BOOT_FAIL": true, "DEADLINE": true,
 }
 
 // NewLinker returns a linker.
@@ -65,12 +82,19 @@ func (l *Linker) Pass(ctx context.Context) (linked, recovered int, err error) {
 	if l.linked == nil || len(l.linked) > maxLinked {
 		l.linked = map[uint64]bool{}
 	}
+	if l.final == nil || len(l.final) > maxLinked {
+		l.final = map[uint64]time.Time{}
+	}
 	jobs, err := l.Slurm.Jobs(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
+	now := time.Now()
 	for _, j := range jobs {
 		tok := j.Token()
+		if tok != "" && terminal[j.State] {
+			l.correct(ctx, j, now)
+		}
 		if tok == "" || l.linked[j.ID] {
 			continue
 		}
@@ -93,6 +117,31 @@ func (l *Linker) Pass(ctx context.Context) (linked, recovered int, err error) {
 		l.linked[j.ID] = true
 	}
 	return linked, recovered, nil
+}
+
+// correct makes a finished job's stored outcome carry Slurm's final state,
+// for finalWindow after the job is first seen finished.
+func (l *Linker) correct(ctx context.Context, j slurm.Job, now time.Time) {
+	first, seen := l.final[j.ID]
+	if !seen {
+		l.final[j.ID] = now
+		first = now
+	}
+	if first.IsZero() || now.Sub(first) > finalWindow {
+		return
+	}
+	changed, err := l.Store.SetExitState(ctx, j.ID, j.State)
+	if err != nil {
+		l.Log.Warn("cannot correct a job's exit state", "job_id", j.ID, "state", j.State, "err", err)
+		return
+	}
+	if changed {
+		l.final[j.ID] = time.Time{} // done
+		l.Log.Info("job's exit state corrected from slurmctld", "job_id", j.ID, "state", j.State)
+		if l.StateChanged != nil {
+			l.StateChanged()
+		}
+	}
 }
 
 // recoveredSubmission rebuilds a submission's row from what Slurm shows.

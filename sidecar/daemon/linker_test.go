@@ -66,6 +66,15 @@ func TestLinker(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Slurm says job 101 was cancelled; the node had said COMPLETED (an
+	// Epilog cannot tell). Slurm wins.
+	q.jobs[0].State = "CANCELLED"
+	if _, _, err := l.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if hist, _ := st.History(ctx, 1000, "sig", 5); len(hist) != 1 || hist[0].ExitState != "CANCELLED" {
+		t.Errorf("exit state not corrected: %+v", hist)
+	}
 	// A second pass touches nothing.
 	if linked, recovered, _ := l.Pass(ctx); linked+recovered != 0 {
 		t.Errorf("second pass linked %d, recovered %d", linked, recovered)

@@ -75,6 +75,14 @@ func (s *OutcomeServer) Serve(ctx context.Context, ln net.Listener) error {
 func (s *OutcomeServer) serve(ctx context.Context, c net.Conn) {
 	body, err := outcome.ReadFrame(c)
 	if err != nil {
+		if !errors.Is(err, outcome.ErrMalformed) {
+			// A timeout or a cut connection is no verdict on the report:
+			// the node keeps it and tries again.
+			s.Metrics.Outcomes.WithLabelValues(string(metrics.OutcomeFailed)).Inc()
+			s.Log.Debug("job report connection failed", "from", c.RemoteAddr().String(), "err", err)
+			outcome.WriteFrame(c, mustJSON(outcome.Ack{Status: outcome.Failed, Error: "incomplete frame"}))
+			return
+		}
 		s.refused(metrics.OutcomeMalformed, c.RemoteAddr(), 0, err)
 		outcome.WriteFrame(c, mustJSON(outcome.Ack{Status: outcome.Refused, Error: "malformed frame"}))
 		return

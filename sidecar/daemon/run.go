@@ -95,6 +95,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 
 	// Submissions learn their job ids from the queue (see Linker).
 	linker := NewLinker(slurm.CLI{}, st, log.With("component", "linker"))
+	linker.StateChanged = svc.OutcomesChanged
 	go linker.Run(ctx, linkInterval)
 
 	if cfg.Outcomes.Listen != "" {

@@ -215,7 +215,7 @@ func ReadFrame(r io.Reader) ([]byte, error) {
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(r, body); err != nil {
-		return nil, fmt.Errorf("%w: truncated frame: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("outcome: truncated frame: %w", err)
 	}
 	return body, nil
 }

@@ -265,6 +265,7 @@ func open(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 		{&s.writes.insertOutcome, insertOutcomeSQL},
 		{&s.writes.linkOutcome, linkOutcomeSQL},
 		{&s.writes.fillOutcome, fillOutcomeSQL},
+		{&s.writes.exitState, exitStateSQL},
 	}
 	for _, st := range stmts {
 		p, err := db.PrepareContext(ctx, st.query)
@@ -291,7 +292,7 @@ func (s *Store) closeStmts() error {
 	for _, st := range []*sql.Stmt{
 		s.historyStmt, s.submissionStmt, s.countStmt,
 		s.writes.scriptExists, s.writes.insertScript, s.writes.insertSubmission,
-		s.writes.linkJob, s.writes.insertOutcome, s.writes.linkOutcome, s.writes.fillOutcome,
+		s.writes.linkJob, s.writes.insertOutcome, s.writes.linkOutcome, s.writes.fillOutcome, s.writes.exitState,
 	} {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -343,6 +344,20 @@ func (s *Store) Record(ctx context.Context, sub Submission) error {
 		return fmt.Errorf("store: record %s: %w", sub.Token, err)
 	}
 	return nil
+}
+
+// SetExitState records the job's final state as slurmctld reports it, over
+// whatever the node reported. It says whether an outcome row changed; false
+// also when no outcome for the job is stored yet.
+func (s *Store) SetExitState(ctx context.Context, jobID uint64, state string) (bool, error) {
+	if jobID == 0 || jobID > math.MaxInt64 || state == "" || len(state) > 32 {
+		return false, fmt.Errorf("store: exit state %q of job %d: %w", state, jobID, ErrInvalid)
+	}
+	var changed bool
+	if err := s.enqueue(ctx, op{kind: opExitState, jobID: int64(jobID), token: state, added: &changed}); err != nil {
+		return false, fmt.Errorf("store: exit state of job %d: %w", jobID, err)
+	}
+	return changed, nil
 }
 
 // Queue is Record without the wait: it returns once the row is queued, and

@@ -17,6 +17,7 @@ const (
 	opSubmit opKind = iota + 1
 	opLink
 	opOutcome
+	opExitState
 )
 
 // op is one queued write and the channel its caller waits on.
@@ -24,8 +25,8 @@ type op struct {
 	kind  opKind
 	sub   *Submission // opSubmit
 	sum   [32]byte    // opSubmit: sha256 of sub.Script
-	token string      // opLink
-	jobID int64       // opLink
+	token string      // opLink; opExitState: the state
+	jobID int64       // opLink, opExitState
 	out   *Outcome    // opOutcome
 	added *bool       // opOutcome: set when the row was new
 	// detached: nobody waits for the result (Queue); the writer logs failures.
@@ -35,7 +36,7 @@ type op struct {
 
 type writeStmts struct {
 	scriptExists, insertScript, insertSubmission, linkJob, insertOutcome *sql.Stmt
-	linkOutcome, fillOutcome                                             *sql.Stmt
+	linkOutcome, fillOutcome, exitState                                  *sql.Stmt
 }
 
 const (
@@ -67,6 +68,9 @@ ON CONFLICT (job_id) DO NOTHING`
 UPDATE outcomes SET token = s.token, signature = s.signature
 FROM submissions s
 WHERE outcomes.job_id = ? AND s.token = ? AND outcomes.signature = ''`
+	// Slurm's final state is authoritative: the node cannot tell a
+	// cancelled job from a completed one (the Epilog sees exit 0:0).
+	exitStateSQL = `UPDATE outcomes SET exit_state = ? WHERE job_id = ? AND exit_state <> ?`
 	// ... and one that arrives after, at once.
 	fillOutcomeSQL = `
 UPDATE outcomes SET token = s.token, signature = s.signature
@@ -275,6 +279,7 @@ func (s *Store) commit(ctx context.Context, w *writer) error {
 		insertOutcome:    tx.StmtContext(ctx, s.writes.insertOutcome),
 		linkOutcome:      tx.StmtContext(ctx, s.writes.linkOutcome),
 		fillOutcome:      tx.StmtContext(ctx, s.writes.fillOutcome),
+		exitState:        tx.StmtContext(ctx, s.writes.exitState),
 	}
 	for i := range w.batch {
 		err := st.apply(ctx, w, &w.batch[i])
@@ -338,6 +343,16 @@ func (st *writeStmts) apply(ctx context.Context, w *writer, o *op) error {
 		}
 		if _, err := st.linkOutcome.ExecContext(ctx, o.jobID, o.token); err != nil {
 			return fmt.Errorf("link outcome: %w", err)
+		}
+		return nil
+	case opExitState:
+		res, err := st.exitState.ExecContext(ctx, o.token, o.jobID, o.token)
+		if err != nil {
+			return fmt.Errorf("exit state: %w", err)
+		}
+		if o.added != nil {
+			n, _ := res.RowsAffected()
+			*o.added = n == 1
 		}
 		return nil
 	case opOutcome:

@@ -199,7 +199,7 @@ shim:
   max_script_bytes: 4MiB
 store:
   path: "$D/var/augur.db"
-  commit_wait: 20ms
+  commit_wait: 0s
 metrics:
   listen: 127.0.0.1:$METRICS_PORT
 log:
@@ -214,6 +214,10 @@ policy:
   rewrite_typeless_gpus: true
   reject_certain_oom: true
   site_factor_max: 10000
+predictor:
+  model_dir: "$D/var/models"
+  retrain_interval: 6h
+  retrain_after: 200
 outcomes:
   listen: 127.0.0.1:$OUTCOMES_PORT
   munge_socket: ""
