@@ -154,25 +154,30 @@ func token(j job) string {
 
 func (c *cluster) storePath() string { return filepath.Join(c.dir, "var", "augur.db") }
 
-// stored returns augurd's record of a submission.
+// stored returns augurd's record of a submission. augurd answers before
+// it commits (store.commit_wait 0), so the row may take a moment.
 func (c *cluster) stored(t testing.TB, tok string) store.Submission {
 	t.Helper()
-	r, err := store.OpenReadOnly(context.Background(), c.storePath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	subs, err := r.Latest(context.Background(), 100000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range subs {
-		if s.Token == tok {
-			return s
+	var found store.Submission
+	waitFor(t, 10*time.Second, "submission "+tok+" in augurd's store", func() bool {
+		r, err := store.OpenReadOnly(context.Background(), c.storePath())
+		if err != nil {
+			return false
 		}
-	}
-	t.Fatalf("submission %s not in augurd's store", tok)
-	return store.Submission{}
+		defer r.Close()
+		subs, err := r.Latest(context.Background(), 100000)
+		if err != nil {
+			return false
+		}
+		for _, s := range subs {
+			if s.Token == tok {
+				found = s
+				return true
+			}
+		}
+		return false
+	})
+	return found
 }
 
 // addHistory records finished runs of a script as if the node hook had
