@@ -56,7 +56,7 @@ func (c *Combined) predictMem(p *Prediction, job Job, f Features, history []Outc
 	if f.Params > 0 {
 		floor = AnalyticFloorMiB(f.Params, f.ZeROStage, f.GPUs)
 	}
-	if e, ok := memFromHistory(f.BatchSize, history, m.memShape(f)); ok {
+	if e, ok := memFromHistory(f.BatchSize, history, m.memShape(f, "")); ok {
 		margin := m.margin(e.group)
 		if e.group == groupSame {
 			margin = math.Max(margin, c.History.MemMargin)
@@ -67,7 +67,7 @@ func (c *Combined) predictMem(p *Prediction, job Job, f Features, history []Outc
 		case e.group == groupSame:
 			*why = append(*why, fmt.Sprintf("memory from %d earlier runs at this batch size", e.runs))
 		case e.group == groupOnePoint:
-			*why = append(*why, fmt.Sprintf("memory from %d earlier runs at batch size %g, scaled by the forest's shape", e.runs, e.points[0].batch))
+			*why = append(*why, fmt.Sprintf("memory from %d earlier runs at batch size %g, scaled by the shape of the nearest-named model's curve", e.runs, e.points[0].batch))
 		default:
 			*why = append(*why, fmt.Sprintf("memory linear in batch size through %d earlier batch sizes (%s, margin %.0f%%)", len(e.points), e.group, 100*margin))
 		}
@@ -75,7 +75,7 @@ func (c *Combined) predictMem(p *Prediction, job Job, f Features, history []Outc
 		// Earlier runs of this script whose batch sizes are not known: the
 		// History figures (all of them, widest run plus a margin) stand.
 	} else if m != nil && m.Mem != nil && (f.Model != "" || f.BatchSize > 0) {
-		q := m.Mem.Quantiles(vector(f, 0), 0.5, m.upper())
+		q := m.Mem.Quantiles(m.memInput(f), 0.5, m.upper())
 		if !math.IsNaN(q[0]) {
 			p.GPUMemMiB = Quantiles{P50: math.Exp(q[0]), Hi: math.Exp(q[1])}
 			p.MemSource = SourceForest

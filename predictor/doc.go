@@ -14,7 +14,8 @@
 // Two predictors: History (earlier runs of the same script, else the whole
 // request) and Combined (History's defaults plus memory linear in batch size
 // across earlier runs, the quantile regression forest of predictor/forest
-// for jobs never seen, and an analytic floor for transformers of a known
+// for jobs never seen (helped by the memory of the nearest-named model
+// training saw), and an analytic floor for transformers of a known
 // parameter count). predictor/eval measures them on real data.
 //
 // The package is pure: no I/O, no clock, no daemon dependencies (a test

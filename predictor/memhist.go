@@ -16,6 +16,14 @@ const (
 	groupDown     = "extrap_down"
 )
 
+// bendRatio is how much steeper than the shallowest segment of a history
+// the steepest may be for the history to count as straight; groupBent
+// marks the others (their margins default to their straight group's).
+const (
+	bendRatio = 2.0
+	groupBent = "_bent"
+)
+
 // defaultMargins widen the history's upper bound before calibration has
 // anything to go on.
 var defaultMargins = map[string]float64{
@@ -49,8 +57,8 @@ func usableMem(o Outcome) bool {
 // batch sizes it interpolates between the nearest ones, outside it continues
 // the nearest segment. The raw upper bound is the envelope of the steepest
 // (going up) or shallowest (going down) segment seen, so that a history that
-// bends widens its own bound. shape, when not nil, gives the forest's
-// expected memory at a batch size for the one-point case.
+// bends widens its own bound. shape, when not nil, gives a similar model's
+// memory at a batch size (its curve) for the one- and two-point cases.
 func memFromHistory(batch float64, hist []Outcome, shape func(batch float64) float64) (memEstimate, bool) {
 	byBatch := map[float64][]float64{}
 	var all []float64
@@ -122,7 +130,7 @@ func memFromHistory(batch float64, hist []Outcome, shape func(batch float64) flo
 		e.upper = math.Min(hi.mib, math.Max(lo.mib+smax*(batch-lo.batch), hi.mib-smin*(hi.batch-batch)))
 	}
 	if shape != nil && len(pts) == 2 {
-		// Two points cannot show a bend: the forest's shape, scaled from
+		// Two points cannot show a bend: the shape (the nearest-named model's curve), scaled from
 		// the nearest point, is a second opinion and the bound takes both.
 		near := lo
 		if math.Abs(hi.batch-batch) < math.Abs(lo.batch-batch) {
@@ -139,6 +147,13 @@ func memFromHistory(batch float64, hist []Outcome, shape func(batch float64) flo
 		e.upper = math.Max(e.upper, pts[0].mib)
 	}
 	e.group += "_" + string(rune('0'+min(len(pts), 4)))
+	if len(pts) >= 3 && smax > bendRatio*math.Max(smin, 1e-9) {
+		// A history whose segments disagree on the slope (a bend, or a
+		// run that read a wrong peak) is its own group: its bound is
+		// wider already, and its margin need not be charged to
+		// histories on a straight line.
+		e.group += groupBent
+	}
 	return e, true
 }
 

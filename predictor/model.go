@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/augur-hpc/augur/predictor/forest"
 )
@@ -50,8 +51,13 @@ type Model struct {
 	// Note is free text the trainer adds (where the data came from, when).
 	Note string `json:"note,omitempty"`
 
+	// Neighbours are the memory curves of the models training saw, for
+	// the forest's nearest-name features (see neighbours.go).
+	Neighbours []NeighbourCurve `json:"neighbours,omitempty"`
+
 	Mem     *forest.Forest `json:"-"`
 	Runtime *forest.Forest `json:"-"`
+	nb      *neighbours
 }
 
 // TrainConfig tunes Train. The zero value gets the defaults.
@@ -102,11 +108,26 @@ func Train(samples []Sample, cfg TrainConfig) (*Model, error) {
 	cfg = cfg.withDefaults()
 	var memX, rtX [][]float64
 	var memY, rtY []float64
+	m := &Model{Upper: cfg.Upper, Schema: FeatureSchema}
+	m.Neighbours = curvesFrom(samples)
+	m.nb = newNeighbours(m.Neighbours)
+	type near struct {
+		c   *NeighbourCurve
+		sim float64
+	}
+	nearOf := map[string]near{}
 	for _, s := range samples {
 		f := jobFeatures(s.Job)
 		o := s.Outcome
 		if usableMem(o) {
-			memX = append(memX, vector(f, 0))
+			// Each model's neighbour comes from another family, as a
+			// model never seen would find it.
+			nr, ok := nearOf[f.Model]
+			if !ok {
+				nr.c, nr.sim, _ = m.nb.nearest(f.Model, ModelFamily(f.Model))
+				nearOf[f.Model] = nr
+			}
+			memX = append(memX, memVector(f, nr.c, nr.sim))
 			memY = append(memY, math.Log(o.PeakGPUMemMiB))
 		}
 		if o.Completed() && o.RuntimeSec > 0 && !math.IsInf(o.RuntimeSec, 0) {
@@ -114,7 +135,7 @@ func Train(samples []Sample, cfg TrainConfig) (*Model, error) {
 			rtY = append(rtY, math.Log(o.RuntimeSec))
 		}
 	}
-	m := &Model{Upper: cfg.Upper, Schema: FeatureSchema, MemRows: len(memY), RuntimeRows: len(rtY)}
+	m.MemRows, m.RuntimeRows = len(memY), len(rtY)
 	var err error
 	if len(memY) >= cfg.MinRows {
 		if m.Mem, err = forest.Fit(memX, memY, cfg.Forest); err != nil {
@@ -183,7 +204,7 @@ func (m *Model) historyTrials(samples []Sample) []calPoint {
 					others = append(others, o)
 				}
 			}
-			e, ok := memFromHistory(b, others, m.memShape(f))
+			e, ok := memFromHistory(b, others, m.memShape(f, ModelFamily(f.Model)))
 			if !ok {
 				continue
 			}
@@ -195,17 +216,36 @@ func (m *Model) historyTrials(samples []Sample) []calPoint {
 	return out
 }
 
-// memShape returns the forest's median memory of a job like f at other
-// batch sizes, or nil without a memory forest.
-func (m *Model) memShape(f Features) func(batch float64) float64 {
-	if m == nil || m.Mem == nil {
+// memShape returns the shape of memory against batch size for a job like
+// f, for history with too few batch sizes to show it: the curve of the
+// nearest-named model, outside the family skip when skip is not empty (as
+// training's trials see it), or nil when there is none.
+func (m *Model) memShape(f Features, skip string) func(batch float64) float64 {
+	if m == nil {
 		return nil
 	}
-	return func(batch float64) float64 {
-		g := f
-		g.BatchSize = batch
-		return math.Exp(m.Mem.Quantiles(vector(g, 0), 0.5)[0])
+	c, _, ok := m.nb.nearest(f.Model, skip)
+	if !ok {
+		return nil
 	}
+	return c.at
+}
+
+// memVector is the memory forest's input: the job's features and, when a
+// neighbour was found, its peak at the job's batch size and the similarity.
+func memVector(f Features, c *NeighbourCurve, sim float64) []float64 {
+	v := vector(f, 0)
+	if c != nil {
+		v[fLogNeighbour] = math.Log2(c.at(f.BatchSize))
+		v[fNeighbourSim] = sim
+	}
+	return v
+}
+
+// memInput is memVector with the nearest curve of all the model knows.
+func (m *Model) memInput(f Features) []float64 {
+	c, sim, _ := m.nb.nearest(f.Model, "")
+	return memVector(f, c, sim)
 }
 
 // margin returns the calibrated margin of a history group.
@@ -215,7 +255,7 @@ func (m *Model) margin(group string) float64 {
 			return v
 		}
 	}
-	if v, ok := defaultMargins[group]; ok {
+	if v, ok := defaultMargins[strings.TrimSuffix(group, groupBent)]; ok {
 		return v
 	}
 	return 0.5

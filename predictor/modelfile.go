@@ -21,8 +21,9 @@ const (
 	// ModelFormat is the model file format this build writes and the
 	// newest it reads.
 	ModelFormat = 1
-	// maxModelMeta bounds the metadata section.
-	maxModelMeta = 1 << 20
+	// maxModelMeta bounds the metadata section (it holds up to
+	// MaxNeighbourModels memory curves).
+	maxModelMeta = 16 << 20
 )
 
 // Errors of DecodeModel.
@@ -95,6 +96,7 @@ func DecodeModel(data []byte) (*Model, error) {
 	if m.Schema != FeatureSchema {
 		return nil, fmt.Errorf("%w: feature schema %d, this build uses %d: retrain", ErrModelVersion, m.Schema, FeatureSchema)
 	}
+	m.nb = newNeighbours(m.Neighbours)
 	for _, s := range []struct {
 		b   []byte
 		dst **forest.Forest
