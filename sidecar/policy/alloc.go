@@ -16,8 +16,7 @@ type allocator struct {
 	pl   placer
 	r    []ranked
 	plan Plan
-	mj   []MatchJob
-	mjIx []int
+	het  hetero
 }
 
 // remaining is the placer's estimate of a job's remaining service, for the
@@ -36,6 +35,12 @@ func (a *allocator) begin() { a.r = a.r[:0] }
 
 func (a *allocator) add(j *Job, key float64) { a.r = append(a.r, ranked{j: j, key: key}) }
 
+// addTimed adds j with the time it still needs at its best speed (seconds),
+// which lets a heterogeneous cluster weigh it by 1/remaining (see hetero).
+func (a *allocator) addTimed(j *Job, key, remaining float64) {
+	a.r = append(a.r, ranked{j: j, key: key, rem: max(remaining, 1)})
+}
+
 // run ranks a.r and returns the plan.
 func (a *allocator) run(s *Snapshot, p Params, preempt bool) Plan {
 	sortRanked(a.r)
@@ -51,7 +56,9 @@ func (a *allocator) run(s *Snapshot, p Params, preempt bool) Plan {
 	pl := &a.pl
 	pl.reset(s, p)
 	free := s.FreeGPUs()
-	if preempt {
+	if preempt && !p.TypeBlind && len(s.Types) > 1 {
+		free = a.hetero(s, p, free)
+	} else if preempt {
 		total, used := s.TotalGPUs(), 0
 		for i := range a.r {
 			if g := a.r[i].j.GPUs; used+g <= total {
@@ -70,23 +77,12 @@ func (a *allocator) run(s *Snapshot, p Params, preempt bool) Plan {
 				a.wake(j.Started + p.MinRun)
 			}
 		}
-		types := a.matchTypes(s, p)
-		k := 0
 		for i := range a.r {
 			r := &a.r[i]
 			if r.j.Running || !r.want {
 				continue
 			}
-			t := -1
-			if types != nil {
-				t = types[k]
-				k++
-				if t < 0 {
-					r.want = false
-					continue
-				}
-			}
-			place, victims, ok := pl.place(r.j, t, true)
+			place, victims, ok := pl.place(r.j, -1, true)
 			if !ok {
 				r.want = false
 				continue
@@ -151,30 +147,4 @@ func (a *allocator) fill(s *Snapshot, p Params, j *Job) (Placement, bool) {
 		}
 	}
 	return Placement{}, false
-}
-
-// matchTypes chooses GPU types for the wanted pending jobs (in rank order)
-// on a heterogeneous cluster, by MatchSampled over free and preemptible
-// GPUs; nil when there is nothing to choose.
-func (a *allocator) matchTypes(s *Snapshot, p Params) []int {
-	if p.TypeBlind || len(s.Types) < 2 {
-		return nil
-	}
-	a.mj = a.mj[:0]
-	for _, r := range a.r {
-		if r.j.Running || !r.want {
-			continue
-		}
-		v := make([]float64, len(s.Types))
-		for t := range s.Types {
-			if a.pl.allowed(r.j, t) {
-				v[t] = a.pl.advantage(r.j, t)
-			}
-		}
-		a.mj = append(a.mj, MatchJob{GPUs: r.j.GPUs, Value: v})
-	}
-	if len(a.mj) == 0 {
-		return nil
-	}
-	return MatchSampled(a.mj, a.pl.capacity(), p.Samples, a.pl.rng)
 }

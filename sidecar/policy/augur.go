@@ -17,8 +17,9 @@ const AugurName = "augur"
 //
 // A running job's key is lowered by the restart cost it would pay if
 // preempted, so a preemption must gain more than it costs. On heterogeneous
-// clusters remaining service is counted at the job's best speed, and types
-// are matched to jobs by the placer.
+// clusters remaining service is counted at the job's best speed, and the
+// allocator matches jobs to types by 1/(expected remaining time there), moving
+// running jobs where that gains (see hetero).
 type Augur struct {
 	p Params
 	// Area ranks by remaining GPU service (time x GPUs) when set, by
@@ -71,29 +72,40 @@ func ExpectedRemaining(p50, hi, d float64) float64 {
 
 func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 
-func (a *Augur) key(j *Job, rate float64) float64 {
+// remaining is j's expected remaining time at its best speed (times its
+// GPUs with Area).
+func (a *Augur) remaining(j *Job) float64 {
 	p50, hi := j.Runtime.P50, j.Runtime.Hi
 	if p50 <= 0 {
 		p50, hi = DefaultService, 0
 	}
-	rem := ExpectedRemaining(p50, hi, j.Done) / rate
-	if j.Running {
-		rem -= a.p.RestartCost
-	}
+	rem := ExpectedRemaining(p50, hi, j.Done) / j.BestRate()
 	if a.Area {
 		rem *= float64(j.GPUs)
 	}
 	return rem
 }
 
+func (a *Augur) add(j *Job) {
+	rem := a.remaining(j)
+	key := rem
+	if j.Running {
+		key -= a.p.RestartCost
+		if a.Area {
+			key -= a.p.RestartCost * float64(j.GPUs-1)
+		}
+	}
+	a.a.addTimed(j, key, rem)
+}
+
 // Schedule implements Policy.
 func (a *Augur) Schedule(s *Snapshot) Plan {
 	a.a.begin()
 	for _, j := range s.Running {
-		a.a.add(j, a.key(j, j.BestRate()))
+		a.add(j)
 	}
 	for _, j := range s.Pending {
-		a.a.add(j, a.key(j, j.BestRate()))
+		a.add(j)
 	}
 	return a.a.run(s, a.p, true)
 }

@@ -64,10 +64,10 @@ func (*SRTF) UsesTrueDurations() bool { return true }
 func (o *SRTF) Schedule(s *Snapshot) Plan {
 	o.a.begin()
 	for _, j := range s.Running {
-		o.a.add(j, (j.True-j.Done)/j.RateOn(j.Placement.Type))
+		o.a.addTimed(j, (j.True-j.Done)/j.RateOn(j.Placement.Type), (j.True-j.Done)/j.BestRate())
 	}
 	for _, j := range s.Pending {
-		o.a.add(j, (j.True-j.Done)/j.BestRate())
+		o.a.addTimed(j, (j.True-j.Done)/j.BestRate(), (j.True-j.Done)/j.BestRate())
 	}
 	return o.a.run(s, o.p, true)
 }

@@ -1,18 +1,16 @@
 package policy
 
-import (
-	"math"
-	"math/rand/v2"
-)
+import "math"
 
 // Placement is consolidated and best fit, as on the clusters the traces come
 // from: a job that fits on one node gets the node of its type with the
 // fewest free GPUs that still holds it; a larger job gets whole free nodes.
 // Among GPU types, a type-aware placer never uses a type the job's predicted
-// memory does not fit (nor one in Job.Avoid, nor one with Rate 0), and
-// chooses types for the jobs it starts together by matching them to the
-// free GPU pools (MatchSampled); a type-blind placer takes the best-fitting
-// node of any type.
+// memory does not fit (nor one in Job.Avoid, nor one with Rate 0); which
+// type each job gets is the allocator's matching (Match). A type-blind
+// placer takes the best-fitting node of any type, breaking ties among equally
+// good nodes at a seeded per-job offset, so that no GPU type is favoured by
+// the order the nodes happen to be listed in.
 
 // placer holds one Schedule call's view of the free GPUs and of the running
 // jobs that may be preempted.
@@ -24,8 +22,6 @@ type placer struct {
 	taken   map[int64]bool
 	// exclude marks nodes a placement must not use (EASY's reservation).
 	exclude []bool
-	pcg     *rand.PCG
-	rng     *rand.Rand
 	// Per GPU type, the most free GPUs on one node and the wholly free
 	// nodes, off excluded nodes; recomputed when dirty.
 	maxFree, wholeFree []int
@@ -147,13 +143,20 @@ func (pl *placer) reset(s *Snapshot, p Params) {
 	pl.exclude = pl.exclude[:0]
 	pl.dirty = true
 	pl.setPrices(s)
-	if pl.rng == nil {
-		pl.pcg = rand.NewPCG(0, 0)
-		pl.rng = rand.New(pl.pcg)
+}
+
+// offset is where j's scan of the nodes starts: 0 for a type-aware placer
+// (its choice of type is deliberate), and a seeded hash of the job for a
+// type-blind one, so that its ties fall on every type alike.
+func (pl *placer) offset(j *Job) int {
+	if !pl.p.TypeBlind || len(pl.s.Nodes) == 0 {
+		return 0
 	}
-	// Seeded from the parameters and the instant: the same snapshot gets
-	// the same plan.
-	pl.pcg.Seed(p.Seed, math.Float64bits(s.Now))
+	x := uint64(j.ID) ^ pl.p.Seed*0x9e3779b97f4a7c15
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	return int(x % uint64(len(pl.s.Nodes)))
 }
 
 // addVictim records a running job that may be preempted; call worst first.
@@ -221,9 +224,11 @@ func (pl *placer) place(j *Job, t int, preempt bool) (Placement, []*Job, bool) {
 	if size == 0 || g <= 0 {
 		return Placement{}, nil, false
 	}
+	off := pl.offset(j)
 	if g <= size {
 		best, bestFree := -1, math.MaxInt
-		for n := range nodes {
+		for k := range nodes {
+			n := (k + off) % len(nodes)
 			if ok(n) && pl.free[n] >= g && pl.free[n] < bestFree {
 				best, bestFree = n, pl.free[n]
 			}
@@ -236,7 +241,8 @@ func (pl *placer) place(j *Job, t int, preempt bool) (Placement, []*Job, bool) {
 			return Placement{}, nil, false
 		}
 		best, bestCost := -1, math.MaxInt
-		for n := range nodes {
+		for k := range nodes {
+			n := (k + off) % len(nodes)
 			if !ok(n) || len(pl.victims[n]) == 0 {
 				continue
 			}
@@ -255,7 +261,8 @@ func (pl *placer) place(j *Job, t int, preempt bool) (Placement, []*Job, bool) {
 	}
 	// Whole nodes of one type.
 	k := (g + size - 1) / size
-	for ty := range pl.s.Types {
+	for i := range pl.s.Types {
+		ty := (i + off) % len(pl.s.Types)
 		if mask&(1<<uint(ty)) == 0 {
 			continue
 		}
@@ -365,146 +372,4 @@ func (pl *placer) capacity() []int {
 		c[nd.Type] += pl.free[n] + pl.victimGPUs(n)
 	}
 	return c
-}
-
-// MatchJob is one waiting job in a type-matching problem: its GPUs and the
-// value of running it on each type (0: it may not run there).
-type MatchJob struct {
-	GPUs  int
-	Value []float64
-}
-
-// MatchValue returns the total value of an assignment (type per job, -1 for
-// none), or -1 if it exceeds a capacity.
-func MatchValue(jobs []MatchJob, capacity []int, assign []int) float64 {
-	used := make([]int, len(capacity))
-	v := 0.0
-	for i, t := range assign {
-		if t < 0 {
-			continue
-		}
-		if jobs[i].Value[t] <= 0 {
-			return -1
-		}
-		used[t] += jobs[i].GPUs
-		if used[t] > capacity[t] {
-			return -1
-		}
-		v += jobs[i].Value[t]
-	}
-	return v
-}
-
-// MatchSampled assigns jobs (in priority order) to GPU types: greedily, each
-// job to its most valuable type with room, then improved by samples random
-// moves (move one job to another type or to none, or swap two jobs' types),
-// keeping a move when it raises the total value. It is the placer's
-// fast matching; MatchExact is the reference it is tested against.
-func MatchSampled(jobs []MatchJob, capacity []int, samples int, rng *rand.Rand) []int {
-	assign := make([]int, len(jobs))
-	left := append([]int(nil), capacity...)
-	for i, j := range jobs {
-		assign[i] = -1
-		best := 0.0
-		for t, v := range j.Value {
-			if v > best && left[t] >= j.GPUs {
-				best, assign[i] = v, t
-			}
-		}
-		if assign[i] >= 0 {
-			left[assign[i]] -= j.GPUs
-		}
-	}
-	if len(jobs) < 2 || len(capacity) < 2 {
-		return assign
-	}
-	nt := len(capacity)
-	for range samples {
-		i := rng.IntN(len(jobs))
-		if rng.IntN(2) == 0 {
-			t := rng.IntN(nt+1) - 1
-			old := assign[i]
-			if t == old || (t >= 0 && (jobs[i].Value[t] <= 0 || left[t] < jobs[i].GPUs)) {
-				continue
-			}
-			gain := val(jobs[i], t) - val(jobs[i], old)
-			if gain <= 0 {
-				continue
-			}
-			if old >= 0 {
-				left[old] += jobs[i].GPUs
-			}
-			if t >= 0 {
-				left[t] -= jobs[i].GPUs
-			}
-			assign[i] = t
-			continue
-		}
-		k := rng.IntN(len(jobs))
-		a, b := assign[i], assign[k]
-		if a == b {
-			continue
-		}
-		if (b >= 0 && jobs[i].Value[b] <= 0) || (a >= 0 && jobs[k].Value[a] <= 0) {
-			continue
-		}
-		gain := val(jobs[i], b) + val(jobs[k], a) - val(jobs[i], a) - val(jobs[k], b)
-		if gain <= 0 {
-			continue
-		}
-		d := jobs[k].GPUs - jobs[i].GPUs // change on type a (i leaves, k arrives)
-		if (a >= 0 && left[a] < d) || (b >= 0 && left[b] < -d) {
-			continue
-		}
-		if a >= 0 {
-			left[a] -= d
-		}
-		if b >= 0 {
-			left[b] += d
-		}
-		assign[i], assign[k] = b, a
-	}
-	return assign
-}
-
-func val(j MatchJob, t int) float64 {
-	if t < 0 {
-		return 0
-	}
-	return j.Value[t]
-}
-
-// MatchExact returns an assignment of the highest total value by exhaustive
-// search; it is meant for small instances (tests).
-func MatchExact(jobs []MatchJob, capacity []int) []int {
-	best := make([]int, len(jobs))
-	cur := make([]int, len(jobs))
-	for i := range best {
-		best[i] = -1
-	}
-	left := append([]int(nil), capacity...)
-	bestV := 0.0
-	var rec func(i int, v float64)
-	rec = func(i int, v float64) {
-		if i == len(jobs) {
-			if v > bestV {
-				bestV = v
-				copy(best, cur)
-			}
-			return
-		}
-		cur[i] = -1
-		rec(i+1, v)
-		for t := range capacity {
-			if jobs[i].Value[t] > 0 && left[t] >= jobs[i].GPUs {
-				left[t] -= jobs[i].GPUs
-				cur[i] = t
-				rec(i+1, v+jobs[i].Value[t])
-				left[t] += jobs[i].GPUs
-			}
-		}
-		cur[i] = -1
-	}
-	rec(0, 0)
-	return best
 }

@@ -154,6 +154,10 @@ type Reason string
 const (
 	ReasonPriority Reason = "a job of higher priority needs its GPUs"
 	ReasonDemoted  Reason = "demoted below waiting jobs by its attained service"
+	// ReasonMigrate: the job is requeued and started again at once on
+	// another GPU type (Plan.Start lists it too), where it runs faster or
+	// where the cluster's work as a whole goes faster.
+	ReasonMigrate Reason = "moved to a GPU type where the cluster's work runs faster"
 )
 
 // Preemption is a running job to stop and requeue.
@@ -188,15 +192,18 @@ type Params struct {
 	// TypeBlind places jobs ignoring GPU types, throughputs and memory (the
 	// baseline that heterogeneity-aware placement is compared with).
 	TypeBlind bool
-	// Samples is how many candidate assignments the type matching tries.
-	Samples int
-	// Seed makes the matching's sampling repeatable.
+	// MigrateGain is how much more a running job must be worth on another
+	// GPU type before it is moved there, as a fraction (0.1: 10%); it keeps
+	// jobs from bouncing between types on small changes of rank. Moving costs
+	// RestartCost too, and is a preemption for MinRun and MaxPreemptions.
+	MigrateGain float64
+	// Seed makes the type-blind placer's tie-breaks repeatable.
 	Seed uint64
 }
 
 // DefaultParams are the defaults `augur simulate` and augurd start from.
 func DefaultParams() Params {
-	return Params{RestartCost: 60, Samples: 256, Seed: 1}
+	return Params{RestartCost: 60, MigrateGain: 0.1, Seed: 1}
 }
 
 // preemptible reports whether the guards allow preempting j now.
@@ -238,8 +245,11 @@ func ByName(name string, p Params) (Policy, error) {
 
 // ranked is a job with the key a policy orders it by (lower first).
 type ranked struct {
-	j    *Job
-	key  float64
+	j   *Job
+	key float64
+	// rem is the time the job still needs at its best speed (seconds) when
+	// the policy knows it (augur, srtf-oracle); 0 otherwise.
+	rem  float64
 	want bool
 }
 

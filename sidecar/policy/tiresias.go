@@ -14,10 +14,21 @@ type Tiresias struct {
 	// Thresholds split the queues (GPU-seconds, ascending).
 	Thresholds []float64
 	// PreemptedFirst puts a preempted job at the front of its queue, as in
-	// Tiresias' own simulator; otherwise it re-enters at the back (by the
-	// time it was requeued).
+	// Tiresias' own simulator; otherwise a queue is first come, first
+	// served by the time each job entered it (its submission, or the
+	// instant its attained service crossed the queue's threshold), which a
+	// preemption does not change.
 	PreemptedFirst bool
 	a              allocator
+	// entered remembers when each job entered its queue: a pending job's
+	// snapshot no longer shows when it crossed a threshold in an earlier
+	// run. Losing it (a restart) falls back to the requeue time.
+	entered, next map[int64]entry
+}
+
+type entry struct {
+	level int
+	at    float64
 }
 
 var _ Policy = (*Tiresias)(nil)
@@ -25,7 +36,8 @@ var _ Policy = (*Tiresias)(nil)
 // NewTiresias returns Tiresias with the paper's simulator settings: three
 // queues split at 3,250 and 7,200 GPU-seconds, preempted jobs first.
 func NewTiresias(p Params) *Tiresias {
-	return &Tiresias{p: p, Thresholds: []float64{3250, 7200}, PreemptedFirst: true}
+	return &Tiresias{p: p, Thresholds: []float64{3250, 7200}, PreemptedFirst: true,
+		entered: map[int64]entry{}, next: map[int64]entry{}}
 }
 
 func init() { register(TiresiasName, func(p Params) Policy { return NewTiresias(p) }) }
@@ -44,39 +56,50 @@ func (t *Tiresias) level(gpuSec float64) int {
 // front is subtracted from a requeue time to put a job ahead of its queue.
 const front = 1e11
 
-// key orders a job: its queue, then the time it entered the queue. All of it
-// follows from the snapshot: a pending job's attained service does not
-// change, so its queue is the one it was preempted from; a running job that
-// crossed a threshold during this run entered its queue at that instant.
+// key orders a job: its queue, then its place in the queue. A pending job's
+// attained service does not change, so its queue is the one it was preempted
+// from; a running job that crossed a threshold during this run entered its
+// queue at that instant.
 func (t *Tiresias) key(j *Job, now float64) float64 {
 	g := float64(j.GPUs)
 	l := t.level(j.Attained * g)
-	entry := j.Submit
-	if j.Preemptions > 0 {
-		entry = j.Requeued
-		if t.PreemptedFirst {
-			// Inserted at the front: the latest preempted is first.
-			entry = -front - j.Requeued
-		}
-	}
+	at := j.Submit
+	crossed := false
 	if j.Running {
 		a0 := j.Attained - (now - j.Started)
 		if l0 := t.level(a0 * g); l0 < l {
-			entry = j.Started + t.Thresholds[l-1]/g - a0
+			at, crossed = j.Started+t.Thresholds[l-1]/g-a0, true
 		}
 	}
-	return float64(l)*4*front + entry
+	if e, ok := t.entered[j.ID]; ok && e.level == l {
+		at = e.at
+	} else if !crossed && l > 0 && j.Preemptions > 0 {
+		at = j.Requeued // entered in a run we did not see
+	}
+	t.next[j.ID] = entry{l, at}
+	switch {
+	case !t.PreemptedFirst:
+		return float64(l)*4*front + at
+	case crossed:
+		return float64(l)*4*front + at
+	case j.Preemptions > 0:
+		// Inserted at the front: the latest preempted is first.
+		return float64(l)*4*front - front - j.Requeued
+	}
+	return float64(l)*4*front + j.Submit
 }
 
 // Schedule implements Policy.
 func (t *Tiresias) Schedule(s *Snapshot) Plan {
 	t.a.begin()
+	clear(t.next)
 	for _, j := range s.Running {
 		t.a.add(j, t.key(j, s.Now))
 	}
 	for _, j := range s.Pending {
 		t.a.add(j, t.key(j, s.Now))
 	}
+	t.entered, t.next = t.next, t.entered
 	plan := t.a.run(s, t.p, true)
 	// Ask again when a running job is next demoted.
 	for _, j := range s.Running {

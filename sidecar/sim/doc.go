@@ -14,8 +14,11 @@
 // stated sigma (Noise), or a predictor.Predictor fed only the outcomes of
 // jobs that finished before the job's submission (Config.Predictor).
 //
-// Model: consolidated placement, no migration; a preempted job loses
-// RestartCost seconds when it starts again; a job placed on a GPU type it
+// Model: consolidated placement (a job runs on one GPU type, on one node if
+// it fits one, else on whole nodes); a preempted job loses RestartCost
+// seconds when it starts again, and so does a job a policy moves to another
+// GPU type (a preemption and a start in the same Plan, counted in
+// Result.Migrations as well as Preemptions); a job placed on a GPU type it
 // cannot run on (a Rate of 0: Gavel's out-of-memory entries) fails after
 // OOMAfter seconds and is requeued, avoiding that type from then on, as a
 // user would after reading the error.

@@ -37,8 +37,15 @@ type Result struct {
 	AvgQueue    float64 // submission to first start
 	Makespan    float64 // first submission to last completion
 	Utilization float64 // allocated GPU time / (GPUs x makespan)
+	// Speed is the jobs' work (GPU-seconds at each job's reference speed,
+	// on Gavel traces its fastest type) over the GPU time allocated to them:
+	// 1 when every job ran at its best speed and lost nothing to restarts.
+	Speed       float64
 	MaxSlowdown float64 // JCT / ideal run time, the ideal floored at 60 s
 	Preemptions int
+	// Migrations are the preemptions whose job started again at once, in
+	// the same plan, on another GPU type.
+	Migrations  int
 	OOMFailures int
 	Calls       int // Schedule calls
 	// JCTs are the jobs' completion times, ascending.
@@ -100,6 +107,7 @@ func Run(cfg Config, p policy.Policy, jobs []Job) (Result, error) {
 	}
 	snap := &policy.Snapshot{Types: cfg.Cluster.Types, Nodes: append([]policy.Node(nil), cfg.Cluster.Nodes...)}
 	totalGPUs := snap.TotalGPUs()
+	maxGPUs := cfg.Cluster.MaxJobGPUs()
 	states := make([]state, len(jobs))
 	byID := make(map[int64]*state, len(jobs))
 	for i := range jobs {
@@ -107,8 +115,8 @@ func Run(cfg Config, p policy.Policy, jobs []Job) (Result, error) {
 		if i > 0 && j.Submit < jobs[i-1].Submit {
 			return Result{}, fmt.Errorf("jobs are not sorted by submission (job %d)", j.ID)
 		}
-		if j.GPUs < 1 || j.GPUs > totalGPUs {
-			return Result{}, fmt.Errorf("job %d asks for %d GPUs; the cluster has %d", j.ID, j.GPUs, totalGPUs)
+		if j.GPUs < 1 || j.GPUs > maxGPUs {
+			return Result{}, fmt.Errorf("job %d asks for %d GPUs; a job gets at most the %d of one GPU type", j.ID, j.GPUs, maxGPUs)
 		}
 		if _, dup := byID[j.ID]; dup {
 			return Result{}, fmt.Errorf("job %d appears twice", j.ID)
@@ -125,11 +133,13 @@ func Run(cfg Config, p policy.Policy, jobs []Job) (Result, error) {
 	history := map[groupKey][]predictor.Outcome{}
 	res := Result{Policy: p.Name(), Jobs: len(jobs)}
 	var ends endHeap
+	moved := map[int64]int{} // this plan's preempted jobs: their GPU type
 	next := 0
 	now := 0.0
 	wake := 0.0
 	finished := 0
 	busy := 0.0 // allocated GPU-seconds
+	work := 0.0 // finished jobs' work, GPU-seconds at reference speed
 	first, last := math.Inf(1), 0.0
 	for finished < len(jobs) {
 		t := math.Inf(1)
@@ -170,6 +180,7 @@ func Run(cfg Config, p policy.Policy, jobs []Job) (Result, error) {
 			jct := now - st.pj.Submit
 			res.JCTs = append(res.JCTs, jct)
 			res.AvgQueue += st.first - st.pj.Submit
+			work += st.sj.Work * float64(st.sj.GPUs)
 			ideal := math.Max(st.sj.Work, 60)
 			res.MaxSlowdown = math.Max(res.MaxSlowdown, jct/ideal)
 			first, last = math.Min(first, st.pj.Submit), math.Max(last, now)
@@ -206,12 +217,14 @@ func Run(cfg Config, p policy.Policy, jobs []Job) (Result, error) {
 		plan := p.Schedule(snap)
 		res.Calls++
 		wake = plan.Wake
+		clear(moved)
 		for _, pr := range plan.Preempt {
 			st := byID[pr.ID]
 			if st == nil || !st.pj.Running {
 				return res, fmt.Errorf("%s preempts job %d, which is not running", p.Name(), pr.ID)
 			}
 			busy += stop(snap, byID, st, now)
+			moved[pr.ID] = st.pj.Placement.Type
 			st.pj.Placement = policy.Placement{}
 			st.pj.Preemptions++
 			st.pj.Requeued = now
@@ -225,6 +238,9 @@ func Run(cfg Config, p policy.Policy, jobs []Job) (Result, error) {
 			}
 			if err := start(snap, st, s.Placement, now, cfg); err != nil {
 				return res, fmt.Errorf("%s: %w", p.Name(), err)
+			}
+			if from, ok := moved[s.ID]; ok && from != s.Placement.Type {
+				res.Migrations++
 			}
 			heap.Push(&ends, endEvent{st.end, st, st.ver})
 		}
@@ -242,6 +258,9 @@ func Run(cfg Config, p policy.Policy, jobs []Job) (Result, error) {
 		res.P95JCT = quantile(res.JCTs, 0.95)
 		res.P99JCT = quantile(res.JCTs, 0.99)
 		res.Makespan = last - first
+		if busy > 0 {
+			res.Speed = work / busy
+		}
 		if res.Makespan > 0 {
 			res.Utilization = busy / (float64(totalGPUs) * res.Makespan)
 		}

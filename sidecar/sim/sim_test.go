@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -111,6 +112,59 @@ func TestOOMAndTypes(t *testing.T) {
 		if diff := cmp.Diff(want, res.JCTs); diff != "" {
 			t.Errorf("blind=%v: JCTs (-want +got):\n%s", blind, diff)
 		}
+	}
+}
+
+// TestMigration: a short job arriving takes the fast type and the long job
+// moves to the slow one, then back when the fast one frees up; each move is a
+// preemption with its restart cost.
+func TestMigration(t *testing.T) {
+	c, err := NewCluster(0, 1, []policy.GPUType{{Name: "k80", MemMiB: 11441}, {Name: "v100", MemMiB: 16160}}, []int{1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := []Job{
+		{ID: 1, Submit: 0, Work: 1000, GPUs: 1, Rate: []float64{0.5, 1}},
+		{ID: 2, Submit: 1, Work: 100, GPUs: 1, Rate: []float64{0.1, 1}},
+	}
+	p, _ := policy.ByName(policy.SRTFOracleName, policy.Params{RestartCost: 60, MigrateGain: 0.1})
+	res, err := Run(Config{Cluster: c, RestartCost: 60}, p, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Job 1: 1 s on the v100, 100 s on the k80 (60 lost, 40 x 0.5 done),
+	// then 60 s lost and 979 s on the v100 again.
+	if diff := cmp.Diff([]float64{100, 1140}, res.JCTs); diff != "" {
+		t.Errorf("JCTs (-want +got):\n%s", diff)
+	}
+	if res.Preemptions != 2 || res.Migrations != 2 {
+		t.Errorf("preemptions %d, migrations %d; want 2 and 2", res.Preemptions, res.Migrations)
+	}
+}
+
+// TestMLFQStickyQueues: remembering queues cuts the preemptions that jobs
+// flipping across a queue boundary cause.
+func TestMLFQStickyQueues(t *testing.T) {
+	c, _ := NewCluster(2, 4, nil, nil)
+	var js []Job
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 400 {
+		js = append(js, Job{ID: int64(i + 1), Submit: float64(i) * 40, GPUs: 1 << rng.IntN(3), Work: math.Exp(4 + 4*rng.Float64())})
+	}
+	Noise(js, 0.5, 1)
+	preempts := map[float64]int{}
+	for _, sticky := range []float64{0, 0.5} {
+		p := policy.NewMLFQBorda(policy.DefaultParams())
+		p.Sticky = sticky
+		res, err := Run(Config{Cluster: c, RestartCost: 60}, p, append([]Job(nil), js...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		preempts[sticky] = res.Preemptions
+	}
+	t.Logf("preemptions: %v", preempts)
+	if preempts[0.5] >= preempts[0] {
+		t.Errorf("sticky queues preempt %d times, non-sticky %d", preempts[0.5], preempts[0])
 	}
 }
 

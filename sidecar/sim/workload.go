@@ -37,6 +37,19 @@ type Cluster struct {
 	Nodes []policy.Node
 }
 
+// MaxJobGPUs is the most GPUs one job can get: all the GPUs of one type.
+func (c Cluster) MaxJobGPUs() int {
+	per := make([]int, len(c.Types)+1)
+	m := 0
+	for _, n := range c.Nodes {
+		if n.Type >= 0 && n.Type < len(per) {
+			per[n.Type] += n.Total
+			m = max(m, per[n.Type])
+		}
+	}
+	return m
+}
+
 // KnownGPUMemMiB is the memory of GPU types the traces use, per GPU.
 var KnownGPUMemMiB = map[string]float64{
 	"k80": 11441, "p100": 16280, "v100": 16160, "a100": 40960, "h100": 81559,
@@ -84,12 +97,9 @@ func NewCluster(nodes, gpusPerNode int, types []policy.GPUType, nodesPerType []i
 // shifted so that the first submission is at 0. Jobs with a Duration take it
 // as their work; jobs with Steps (Gavel) run at thr's per-type throughput,
 // their work being the time on their fastest type. Jobs asking for more GPUs
-// than the cluster has are dropped and counted.
+// than any one GPU type has (a job runs on one type) are dropped and counted.
 func FromTrace(jobs []trace.Job, c Cluster, thr trace.Throughputs) ([]Job, int, error) {
-	total := 0
-	for _, n := range c.Nodes {
-		total += n.Total
-	}
+	total := c.MaxJobGPUs()
 	t0 := math.Inf(1)
 	for _, j := range jobs {
 		t0 = math.Min(t0, j.Submit)

@@ -28,7 +28,7 @@ func init() {
 type simOptions struct {
 	trace, format, gpuTypes, policies, plot, throughputs, predict string
 	nodes, gpusPerNode                                            int
-	durationError, restartCost, minRun                            float64
+	durationError, restartCost, minRun, migrateGain               float64
 	maxPreemptions                                                int
 	seed                                                          uint64
 	typeBlind, asJSON                                             bool
@@ -57,7 +57,9 @@ type policyReport struct {
 	AvgQueue    float64 `json:"avg_queueing_delay_seconds"`
 	Makespan    float64 `json:"makespan_seconds"`
 	Utilization float64 `json:"utilization"`
+	Speed       float64 `json:"speed"`
 	Preemptions int     `json:"preemptions"`
+	Migrations  int     `json:"migrations"`
 	OOMFailures int     `json:"oom_failures"`
 	MaxSlowdown float64 `json:"max_slowdown"`
 }
@@ -73,11 +75,12 @@ func runSimulate(args []string) error {
 	fs.StringVar(&o.policies, "policies", "fifo,tiresias,hrrn,mlfq-borda,augur,srtf-oracle", "comma-separated policies: "+strings.Join(policy.Names(), ", "))
 	fs.Float64Var(&o.durationError, "duration-error", 0.5, "sigma of the lognormal multiplicative error of runtime predictions (0: exact)")
 	fs.StringVar(&o.predict, "predictor", "noise", "where predictions come from: noise (true duration with --duration-error) or history (augur's History predictor, fed only jobs finished before each submission, grouped by virtual cluster and GPU count)")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the prediction error and the placement sampling")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the prediction error and of the type-blind placer's tie-breaks")
 	fs.Float64Var(&o.restartCost, "restart-cost", 60, "seconds a preempted job loses when it restarts")
 	fs.Float64Var(&o.minRun, "min-run", 0, "seconds a job runs before it may be preempted")
 	fs.IntVar(&o.maxPreemptions, "max-preemptions", 0, "preemptions per job at most (0: no cap)")
-	fs.BoolVar(&o.typeBlind, "type-blind", false, "place jobs ignoring GPU type, throughput and memory (the baseline)")
+	fs.Float64Var(&o.migrateGain, "migrate-gain", policy.DefaultParams().MigrateGain, "how much more (fraction) a running job must be worth on another GPU type before it is moved there (type-aware placement on several types)")
+	fs.BoolVar(&o.typeBlind, "type-blind", false, "place jobs ignoring GPU type, throughput and memory (the baseline: same policies, seed and predictions; no moves between types)")
 	fs.StringVar(&o.throughputs, "throughputs", "", "Gavel throughputs JSON (default: simulation_throughputs.json beside a gavel trace)")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	fs.StringVar(&o.plot, "plot", "", "write the JCT CDF of every policy to this SVG file")
@@ -215,7 +218,7 @@ func simulate(o simOptions, progress io.Writer) (simReport, []sim.Result, error)
 	}
 	sim.Noise(jobs, o.durationError, o.seed)
 	cfg := sim.Config{Cluster: cluster, RestartCost: o.restartCost}
-	predictions := fmt.Sprintf("true runtime x lognormal error, sigma %g, seed %d", o.durationError, o.seed)
+	predictions := fmt.Sprintf("true runtime x exp(sigma Z), Z standard normal per job, sigma %g, seed %d; upper quantile x exp(1.645 sigma)", o.durationError, o.seed)
 	switch o.predict {
 	case "noise":
 	case "history":
@@ -226,7 +229,7 @@ func simulate(o simOptions, progress io.Writer) (simReport, []sim.Result, error)
 	}
 	params := policy.DefaultParams()
 	params.RestartCost, params.MinRun, params.MaxPreemptions = o.restartCost, o.minRun, o.maxPreemptions
-	params.TypeBlind, params.Seed = o.typeBlind, o.seed
+	params.TypeBlind, params.Seed, params.MigrateGain = o.typeBlind, o.seed, o.migrateGain
 	var pols []policy.Policy
 	for _, name := range strings.Split(o.policies, ",") {
 		p, err := policy.ByName(strings.TrimSpace(name), params)
@@ -259,8 +262,11 @@ func simulate(o simOptions, progress io.Writer) (simReport, []sim.Result, error)
 		return simReport{}, nil, err
 	}
 	rep := simReport{Trace: o.trace, Format: o.format, Jobs: len(jobs), Dropped: dropped, Nodes: len(cluster.Nodes),
-		Placement: "type-aware", Predictions: predictions, RestartCost: o.restartCost, Policies: map[string]policyReport{}}
-	if o.typeBlind {
+		Placement: fmt.Sprintf("type-aware (moves between types, migrate gain %g)", o.migrateGain), Predictions: predictions, RestartCost: o.restartCost, Policies: map[string]policyReport{}}
+	switch {
+	case len(cluster.Types) < 2:
+		rep.Placement = "single-type"
+	case o.typeBlind:
 		rep.Placement = "type-blind"
 	}
 	for _, n := range cluster.Nodes {
@@ -271,7 +277,7 @@ func simulate(o simOptions, progress io.Writer) (simReport, []sim.Result, error)
 	}
 	for _, r := range results {
 		rep.Policies[r.Policy] = policyReport{AvgJCT: r.AvgJCT, MedianJCT: r.MedianJCT, P95JCT: r.P95JCT, P99JCT: r.P99JCT,
-			AvgQueue: r.AvgQueue, Makespan: r.Makespan, Utilization: r.Utilization, Preemptions: r.Preemptions,
+			AvgQueue: r.AvgQueue, Makespan: r.Makespan, Utilization: r.Utilization, Speed: r.Speed, Preemptions: r.Preemptions, Migrations: r.Migrations,
 			OOMFailures: r.OOMFailures, MaxSlowdown: r.MaxSlowdown}
 	}
 	return rep, results, nil
@@ -281,10 +287,10 @@ func printTable(w io.Writer, rep simReport, results []sim.Result) error {
 	fmt.Fprintf(w, "%s (%s): %d jobs on %d nodes, %d GPUs %v, %s placement; predictions: %s\n\n",
 		rep.Trace, rep.Format, rep.Jobs, rep.Nodes, rep.GPUs, rep.GPUTypes, rep.Placement, rep.Predictions)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "POLICY\tAVG JCT\tMEDIAN\tP95\tP99\tAVG QUEUE\tMAKESPAN\tUTIL\tPREEMPT\tOOM\tMAX SLOWDOWN\t")
+	fmt.Fprintln(tw, "POLICY\tAVG JCT\tMEDIAN\tP95\tP99\tAVG QUEUE\tMAKESPAN\tUTIL\tSPEED\tPREEMPT\tMIGRATE\tOOM\tMAX SLOWDOWN\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%d\t%d\t%.0f\t\n", r.Policy, dur(r.AvgJCT), dur(r.MedianJCT),
-			dur(r.P95JCT), dur(r.P99JCT), dur(r.AvgQueue), dur(r.Makespan), 100*r.Utilization, r.Preemptions, r.OOMFailures, r.MaxSlowdown)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%d\t%d\t%d\t%.0f\t\n", r.Policy, dur(r.AvgJCT), dur(r.MedianJCT),
+			dur(r.P95JCT), dur(r.P99JCT), dur(r.AvgQueue), dur(r.Makespan), 100*r.Utilization, r.Speed, r.Preemptions, r.Migrations, r.OOMFailures, r.MaxSlowdown)
 	}
 	return tw.Flush()
 }

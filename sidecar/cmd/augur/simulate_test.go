@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -64,5 +65,51 @@ func TestParseTypes(t *testing.T) {
 	}
 	if _, _, err := parseTypes("k80:2,v100", 4); err == nil {
 		t.Error("mixed counts accepted")
+	}
+}
+
+// TestSimulateGavelTypes runs a slice of a real Gavel trace on a K80/P100/
+// V100 cluster with type-aware and type-blind placement (same policies, seed
+// and prediction error): type-aware must be faster, and never place a job
+// where it runs out of memory.
+func TestSimulateGavelTypes(t *testing.T) {
+	const dir = "../../../../shared/data/traces/gavel"
+	src, err := os.ReadFile(filepath.Join(dir, "6214e9.trace"))
+	if err != nil {
+		t.Skipf("shared data absent: %v", err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	tr := filepath.Join(t.TempDir(), "slice.trace")
+	os.WriteFile(tr, []byte(strings.Join(lines[:min(300, len(lines))], "")), 0o644)
+	avg := map[bool]map[string]float64{}
+	for _, blind := range []bool{false, true} {
+		out, err := capture(t, func() error {
+			return runSimulate([]string{"--trace", tr, "--format", "gavel", "--throughputs", filepath.Join(dir, "simulation_throughputs.json"),
+				"--nodes", "3", "--gpus-per-node", "4", "--gpu-types", "k80,p100,v100", "--policies", "augur,tiresias",
+				"--type-blind=" + strconv.FormatBool(blind), "--json"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Placement string
+			Policies  map[string]map[string]float64
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		avg[blind] = map[string]float64{}
+		for name, p := range rep.Policies {
+			avg[blind][name] = p["avg_jct_seconds"]
+			if !blind && (p["oom_failures"] != 0 || p["speed"] <= 0) {
+				t.Errorf("%s type-aware: %v OOM failures, speed %v", name, p["oom_failures"], p["speed"])
+			}
+		}
+	}
+	for name, aware := range avg[false] {
+		t.Logf("%s: type-aware %.0f s, type-blind %.0f s (%.2fx)", name, aware, avg[true][name], avg[true][name]/aware)
+		if aware >= avg[true][name] {
+			t.Errorf("%s: type-aware %.0f s is not below type-blind %.0f s", name, aware, avg[true][name])
+		}
 	}
 }
