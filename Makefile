@@ -89,10 +89,10 @@ bench-sim: $(BIN)/augur ## full-trace simulations (Philly 32x8, all policies; Ga
 	@mkdir -p $(SIM_OUT)
 	$(BIN)/augur simulate --trace $(SIM_TRACES)/philly/philly.csv --format philly --nodes 32 --gpus-per-node 8 \
 	  --policies fifo,sjf-oracle,srtf-oracle,tiresias,hrrn,mlfq-borda,augur --json --plot $(SIM_OUT)/philly.svg > $(SIM_OUT)/philly.json
-	for b in false true; do \
-	  $(BIN)/augur simulate --trace $(SIM_TRACES)/gavel/6214e9.trace --format gavel --nodes 24 --gpus-per-node 4 --gpu-types k80,p100,v100 \
-	    --policies fifo,tiresias,hrrn,mlfq-borda,augur,srtf-oracle --type-blind=$$b --json > $(SIM_OUT)/gavel-typeblind-$$b.json; \
-	done
+	for tr in 6214e9 6c71a0 ee9e8c 103959; do for seed in 1 2 3; do for b in false true; do \
+	  $(BIN)/augur simulate --trace $(SIM_TRACES)/gavel/$$tr.trace --format gavel --nodes 24 --gpus-per-node 4 --gpu-types k80,p100,v100 \
+	    --policies fifo,tiresias,hrrn,mlfq-borda,augur,srtf-oracle --seed $$seed --type-blind=$$b --json > $(SIM_OUT)/gavel-$$tr-seed$$seed-typeblind-$$b.json; \
+	done; done; done
 	$(GO) test -run '^$$' -bench 'Schedule1000x100' -benchtime 100x ./sidecar/policy/
 
 bench-submit: build build-test-plugin ## slurmctld submit cost: 1,000 sbatch -H with no plugin vs plugin+augurd vs plugin with augurd stopped
