@@ -104,16 +104,8 @@ func scriptFeatures(text string, sbatch []Option) Features {
 	vars := map[string]string{}
 	workdir := ""
 	found := false
-	lines := 0
 	var cont strings.Builder
-	for len(text) > 0 && lines < MaxScriptLines {
-		var line string
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			line, text = text, ""
-		}
-		lines++
+	for line := range scriptLines(text) {
 		t := strings.TrimSpace(line)
 		if strings.HasSuffix(t, "\\") && cont.Len() < MaxFeatureLine {
 			cont.WriteString(strings.TrimSuffix(t, "\\"))

@@ -3,6 +3,7 @@ package predictor
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"iter"
 	"strings"
 	"unicode"
 )
@@ -38,15 +39,7 @@ func ParseScript(text string) Script {
 	orig := text
 	h := sha256.New()
 	inHeader := true
-	lines := 0
-	for len(text) > 0 && lines < MaxScriptLines {
-		var line string
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			line, text = text, ""
-		}
-		lines++
+	for line := range scriptLines(text) {
 		t := strings.TrimSpace(line)
 		if t == "" {
 			continue
@@ -67,6 +60,19 @@ func ParseScript(text string) Script {
 	s.Signature = hex.EncodeToString(h.Sum(nil)[:12])
 	s.Features = scriptFeatures(orig, s.Sbatch)
 	return s
+}
+
+// scriptLines yields a script's lines, at most MaxScriptLines of them.
+func scriptLines(text string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for n := 0; len(text) > 0 && n < MaxScriptLines; n++ {
+			line, rest, _ := strings.Cut(text, "\n")
+			text = rest
+			if !yield(line) {
+				return
+			}
+		}
+	}
 }
 
 func parseSbatch(rest string) []Option {
