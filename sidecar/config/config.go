@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/augur-hpc/augur/sidecar/policy"
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
@@ -50,6 +51,7 @@ type Config struct {
 	Outcomes  Outcomes  `mapstructure:"outcomes"`
 	Predictor Predictor `mapstructure:"predictor"`
 	Node      Node      `mapstructure:"node"`
+	Live      Live      `mapstructure:"live"`
 
 	// Path is the file the configuration was read from ("" when none existed).
 	Path string `mapstructure:"-"`
@@ -176,6 +178,47 @@ type Node struct {
 	Socket string `mapstructure:"socket"`
 }
 
+// Live is augurd's live scheduling: a loop that reads Slurm's queue, asks
+// a policy (the same code augur simulate runs) for an order and for
+// preemptions, and applies them as SiteFactor values and signal+requeue.
+type Live struct {
+	// Enabled starts the loop (and the admin socket) in augurd.
+	Enabled bool `mapstructure:"enabled"`
+	// Interval is the time between two passes.
+	Interval time.Duration `mapstructure:"interval"`
+	// Policy names the policy (augur simulate --policy lists them).
+	Policy string `mapstructure:"policy"`
+	// DryRun records what the loop would do and does none of it.
+	DryRun bool `mapstructure:"dry_run"`
+	// SiteFactorMax bounds the SiteFactor values the loop writes (0 to it):
+	// how far Augur's order may move a job against the site's other factors.
+	SiteFactorMax int64 `mapstructure:"site_factor_max"`
+	// Grace is the time between the signal and the requeue of a preempted
+	// job (0: requeue at once, without a signal).
+	Grace time.Duration `mapstructure:"grace"`
+	// PreemptSignal is the signal sent to all of a preempted job's steps,
+	// the batch shell included (TERM, USR1, USR2, INT, HUP, CONT).
+	PreemptSignal string `mapstructure:"preempt_signal"`
+	// MinRunTime: a job that has run less than this is never preempted.
+	MinRunTime time.Duration `mapstructure:"min_run_time"`
+	// MaxPreemptions caps how often one job is requeued (Slurm's restart
+	// count); 0 turns preemption off.
+	MaxPreemptions int `mapstructure:"max_preemptions"`
+	// AdminSocket is where `augur pause`, `augur resume` and `augur status`
+	// reach augurd (root and slurm_user only, checked with SO_PEERCRED).
+	AdminSocket string `mapstructure:"admin_socket"`
+	// RewriteTyped lets the submission decision move a job that names a GPU
+	// type too small for its predicted peak memory to the first type that
+	// holds it.
+	RewriteTyped bool `mapstructure:"rewrite_typed"`
+	// ShardSmallJobs would give small one-GPU jobs a gres/shard request
+	// (not implemented yet: must stay false).
+	ShardSmallJobs bool `mapstructure:"shard_small_jobs"`
+}
+
+// PreemptSignals maps the accepted live.preempt_signal names to numbers (Linux).
+var PreemptSignals = map[string]int{"HUP": 1, "INT": 2, "USR1": 10, "USR2": 12, "TERM": 15, "CONT": 18}
+
 // Default returns the configuration used for every key the file leaves out.
 func Default() Config {
 	return Config{
@@ -214,6 +257,17 @@ func Default() Config {
 			Retention:    30 * 24 * time.Hour,
 			NVML:         "real",
 			Socket:       "/run/augur/node.sock",
+		},
+		Live: Live{
+			Enabled:        false,
+			Interval:       10 * time.Second,
+			Policy:         "augur",
+			SiteFactorMax:  100000,
+			Grace:          60 * time.Second,
+			PreemptSignal:  "USR1",
+			MinRunTime:     10 * time.Minute,
+			MaxPreemptions: 3,
+			AdminSocket:    "/run/augur/admin.sock",
 		},
 	}
 }
@@ -442,7 +496,51 @@ func (c *Config) Validate() error {
 	if c.Policy.SiteFactorMax < 0 || c.Policy.SiteFactorMax > 1<<30 {
 		bad("policy.site_factor_max", "is %d; give 0 (off) to %d", c.Policy.SiteFactorMax, 1<<30)
 	}
+	c.validateLive(bad)
 	return errors.Join(errs...)
+}
+
+func (c *Config) validateLive(bad func(key, format string, args ...any)) {
+	l := c.Live
+	if l.Interval < 100*time.Millisecond || l.Interval > 10*time.Minute {
+		bad("live.interval", "is %s; give 100ms to 10m", l.Interval)
+	}
+	ok := false
+	for _, n := range policy.Names() {
+		if n == l.Policy && !strings.HasSuffix(n, "-oracle") {
+			ok = true
+		}
+	}
+	if !ok {
+		var names []string
+		for _, n := range policy.Names() {
+			if !strings.HasSuffix(n, "-oracle") {
+				names = append(names, n)
+			}
+		}
+		bad("live.policy", "is %q; give one of %s (the oracles need true run times, which only a trace has)", l.Policy, strings.Join(names, ", "))
+	}
+	if l.SiteFactorMax < 1 || l.SiteFactorMax > 1<<30 {
+		bad("live.site_factor_max", "is %d; give 1 to %d", l.SiteFactorMax, 1<<30)
+	}
+	if l.Grace < 0 || l.Grace > time.Hour {
+		bad("live.grace", "is %s; give 0s (requeue without a signal) to 1h", l.Grace)
+	}
+	if _, ok := PreemptSignals[l.PreemptSignal]; !ok {
+		bad("live.preempt_signal", "is %q; give TERM, USR1, USR2, INT, HUP or CONT", l.PreemptSignal)
+	}
+	if l.MinRunTime < 0 || l.MinRunTime > 30*24*time.Hour {
+		bad("live.min_run_time", "is %s; give 0s to 720h", l.MinRunTime)
+	}
+	if l.MaxPreemptions < 0 || l.MaxPreemptions > 1000 {
+		bad("live.max_preemptions", "is %d; give 0 (never preempt) to 1000", l.MaxPreemptions)
+	}
+	if l.AdminSocket == "" || !strings.HasPrefix(l.AdminSocket, "/") || len(l.AdminSocket) > 104 {
+		bad("live.admin_socket", "must be an absolute path under 104 bytes, got %q", l.AdminSocket)
+	}
+	if l.ShardSmallJobs {
+		bad("live.shard_small_jobs", "is not implemented in this version; leave it false")
+	}
 }
 
 func validGresName(s string) bool {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/augur-hpc/augur/sidecar/config"
+	"github.com/augur-hpc/augur/sidecar/live"
 	"github.com/augur-hpc/augur/sidecar/metrics"
 	"github.com/augur-hpc/augur/sidecar/munge"
 	"github.com/augur-hpc/augur/sidecar/server"
@@ -118,6 +119,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 			}
 		}()
 		log.Info("job report endpoint ready", "listen", oln.Addr().String())
+	}
+
+	if err := live.Start(ctx, cfg, st, m, log.With("component", "live")); err != nil {
+		return fmt.Errorf("live scheduling: %w", err)
 	}
 
 	ln, err := server.Listen(cfg.Socket.Path, os.FileMode(cfg.Socket.Mode))

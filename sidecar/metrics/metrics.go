@@ -28,6 +28,12 @@ type (
 	StoreOp string
 	// OutcomeResult says what became of a node's job report.
 	OutcomeResult string
+	// LivePassResult says how a live scheduling pass ended.
+	LivePassResult string
+	// LiveActionKind is what a live action does.
+	LiveActionKind string
+	// LiveActionResult says what became of a live action.
+	LiveActionResult string
 )
 
 // The label values in use.
@@ -41,6 +47,7 @@ const (
 
 	StoreRecord  StoreOp = "record"
 	StoreHistory StoreOp = "history"
+	StoreActions StoreOp = "actions"
 
 	OutcomeStored    OutcomeResult = "stored"
 	OutcomeDuplicate OutcomeResult = "duplicate"
@@ -49,6 +56,19 @@ const (
 	OutcomeForbidden OutcomeResult = "forbidden" // signed by a user other than root or SlurmUser
 	OutcomeMalformed OutcomeResult = "malformed"
 	OutcomeFailed    OutcomeResult = "failed" // augurd could not store it (the node retries)
+
+	LivePassOK          LivePassResult = "ok"
+	LivePassPaused      LivePassResult = "paused"      // read and decided, nothing applied
+	LivePassUnavailable LivePassResult = "unavailable" // slurmctld did not answer; nothing done
+	LivePassError       LivePassResult = "error"
+
+	LiveSiteFactor LiveActionKind = "site_factor"
+	LiveSignal     LiveActionKind = "signal"
+	LiveRequeue    LiveActionKind = "requeue"
+
+	LiveApplied LiveActionResult = "applied"
+	LiveDryRun  LiveActionResult = "dry_run"
+	LiveFailed  LiveActionResult = "failed"
 )
 
 // Metrics holds augurd's collectors.
@@ -68,6 +88,12 @@ type Metrics struct {
 	StoreCommitWait  prometheus.Histogram
 	Outcomes         *prometheus.CounterVec
 	OutcomeLag       prometheus.Histogram
+
+	LivePasses       *prometheus.CounterVec
+	LivePassDuration prometheus.Histogram
+	LiveActions      *prometheus.CounterVec
+	LivePending      prometheus.Gauge
+	LivePaused       prometheus.Gauge
 }
 
 // New creates the metrics and registers them, with the Go and process
@@ -133,6 +159,27 @@ func New(storePending func() float64) *Metrics {
 			Help:    "Time from a job's end to its report being stored.",
 			Buckets: prometheus.ExponentialBuckets(0.1, 3, 12),
 		}),
+		LivePasses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("live", "passes_total"),
+			Help: "Live scheduling passes, by how they ended.",
+		}, []string{"result"}),
+		LivePassDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    fq("live", "pass_duration_seconds"),
+			Help:    "Time of one live scheduling pass: read Slurm, decide, apply, record.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+		}),
+		LiveActions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("live", "actions_total"),
+			Help: "Actions of the live scheduler, by kind and by what became of them.",
+		}, []string{"kind", "result"}),
+		LivePending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: fq("live", "pending_jobs"),
+			Help: "Pending jobs the last live pass ranked.",
+		}),
+		LivePaused: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: fq("live", "paused"),
+			Help: "1 while an admin has paused the live scheduler's actions, else 0.",
+		}),
 	}
 	version := "devel"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
@@ -151,6 +198,7 @@ func New(storePending func() float64) *Metrics {
 		m.Decisions, m.DecisionDuration, m.Predictions, m.GPURewrites, m.SiteFactors,
 		m.Refused, m.ShimFailOpen, m.ShimSkipped, m.ShimRoundTrip,
 		m.StoreErrors, m.StoreCommitWait, m.Outcomes, m.OutcomeLag, buildInfo, pending,
+		m.LivePasses, m.LivePassDuration, m.LiveActions, m.LivePending, m.LivePaused,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -160,14 +208,33 @@ func New(storePending func() float64) *Metrics {
 	for _, r := range []RefuseReason{RefusePeer, RefuseDecode, RefusePanic} {
 		m.Refused.WithLabelValues(string(r))
 	}
-	for _, op := range []StoreOp{StoreRecord, StoreHistory} {
+	for _, op := range []StoreOp{StoreRecord, StoreHistory, StoreActions} {
 		m.StoreErrors.WithLabelValues(string(op))
 	}
 	for _, r := range []OutcomeResult{OutcomeStored, OutcomeDuplicate, OutcomeUnsigned, OutcomeReplayed,
 		OutcomeForbidden, OutcomeMalformed, OutcomeFailed} {
 		m.Outcomes.WithLabelValues(string(r))
 	}
+	for _, r := range []LivePassResult{LivePassOK, LivePassPaused, LivePassUnavailable, LivePassError} {
+		m.LivePasses.WithLabelValues(string(r))
+	}
+	for _, k := range []LiveActionKind{LiveSiteFactor, LiveSignal, LiveRequeue} {
+		for _, r := range []LiveActionResult{LiveApplied, LiveDryRun, LiveFailed} {
+			m.LiveActions.WithLabelValues(string(k), string(r))
+		}
+	}
 	return m
+}
+
+// LivePass counts one live pass and its duration.
+func (m *Metrics) LivePass(r LivePassResult, seconds float64) {
+	m.LivePasses.WithLabelValues(string(r)).Inc()
+	m.LivePassDuration.Observe(seconds)
+}
+
+// LiveAction counts n live actions.
+func (m *Metrics) LiveAction(k LiveActionKind, r LiveActionResult, n int) {
+	m.LiveActions.WithLabelValues(string(k), string(r)).Add(float64(n))
 }
 
 // Decided counts one decision.

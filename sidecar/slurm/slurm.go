@@ -1,11 +1,16 @@
 // Package slurm is augurd's way to read and change Slurm from outside
-// slurmctld: Slurm's own commands (squeue --json, scontrol), run with
-// exec.CommandContext and fixed argument lists, never through a shell, so no
-// user-controlled string is ever interpreted. It is the only package of
-// augurd that runs Slurm commands.
+// slurmctld. It is the only package of augurd that talks to Slurm.
 //
-//	augurd loops ─> CLI.Jobs ─> squeue --json --states=all ─> []Job
-//	              (later: CLI.SetSiteFactor, CLI.Requeue, CLI.Signal ─> scontrol)
+//	live loop ─> Lib.Jobs, Lib.Nodes ───────────> slurm_load_jobs / slurm_load_node ─> []Job, []Node
+//	actuator  ─> Lib.SetSiteFactors (N at once) ─> slurm_update_job (site_factor = NICE_OFFSET + v)
+//	          ─> Lib.Signal, Lib.Requeue ───────> slurm_kill_job (KILL_FULL_JOB), slurm_requeue
+//	CLI.Jobs ─> squeue --json --states=all (tools and tests)
+//
+// Lib is libslurm through cgo (-lslurm; slurm_init(NULL) reads SLURM_CONF):
+// forking scontrol once per job costs milliseconds each, too slow for a pass
+// over 10,000 jobs. CLI runs Slurm's own commands with exec.CommandContext
+// and fixed argument lists, never through a shell, so no user-controlled
+// string is ever interpreted.
 package slurm
 
 import (
@@ -45,7 +50,35 @@ type Job struct {
 	TRESPerJob   string
 	TRESPerTask  string
 	TRESPerSock  string
+	// Tasks is the number of tasks asked for (Lib only; 0: unknown).
+	Tasks int
+	// SiteFactor is the job's SiteFactor when SiteFactorKnown (Lib only).
+	SiteFactor      int64
+	SiteFactorKnown bool
+	// GresDetail is, per allocated node, the GRES given to the job, e.g.
+	// "gpu:a100:2(IDX:0-1)" (Lib only).
+	GresDetail []string
 }
+
+// Node is what augurd reads of a Slurm node.
+type Node struct {
+	Name  string
+	State string // IDLE, MIXED, ALLOCATED, DOWN, ... with +DRAIN, +NOT_RESPONDING, +FAIL
+	// Gres is the node's configured GRES ("gpu:a100:4,gpu:t4:4"), GresUsed
+	// those in use ("gpu:a100:2(IDX:0-1),gpu:t4:0(IDX:N/A)").
+	Gres, GresUsed string
+}
+
+// SiteFactor is one SiteFactor to write.
+type SiteFactor struct {
+	JobID uint64
+	Value int64
+}
+
+// ErrGone means the job no longer exists or has finished.
+var ErrGone = errors.New("job gone")
+
+func isUnavailable(err error) bool { return errors.Is(err, ErrUnavailable) }
 
 // Token returns the submission token in the job's "augur:tok=" annotation.
 func (j Job) Token() string {

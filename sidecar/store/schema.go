@@ -78,6 +78,24 @@ CREATE INDEX outcomes_history ON outcomes (user_id, signature, ended_at_ns);
 -- Training reads the newest outcomes.
 CREATE INDEX outcomes_ended ON outcomes (ended_at_ns);
 `,
+	// 2: actions of the live scheduler (SiteFactor writes, signals,
+	// requeues, pause and resume), applied or, in dry-run mode, only planned.
+	`
+CREATE TABLE actions (
+	id        INTEGER PRIMARY KEY,
+	at_ns     INTEGER NOT NULL,
+	job_id    INTEGER NOT NULL,          -- 0 for pause and resume
+	kind      TEXT NOT NULL CHECK (kind IN ('site_factor', 'signal', 'requeue', 'pause', 'resume')),
+	value     INTEGER NOT NULL DEFAULT 0, -- site_factor: the new SiteFactor; signal: the signal number
+	previous  INTEGER,                    -- site_factor: the value it replaced (NULL: unknown)
+	reason    TEXT NOT NULL,
+	policy    TEXT NOT NULL DEFAULT '',
+	dry_run   INTEGER NOT NULL DEFAULT 0, -- 1: planned only, not applied
+	error     TEXT NOT NULL DEFAULT ''    -- '' when applied (or dry run); else why it failed
+);
+CREATE INDEX actions_job ON actions (job_id, at_ns);
+CREATE INDEX actions_kind ON actions (kind, at_ns);
+`,
 }
 
 // ErrSchemaTooNew means the database was written by a newer build of augurd.

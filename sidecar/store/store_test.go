@@ -374,7 +374,7 @@ func TestMigrations(t *testing.T) {
 		wantMsg     []string
 	}{
 		"reopen keeps data":    {},
-		"newer schema refused": {userVersion: 99, wantErr: store.ErrSchemaTooNew, wantMsg: []string{"99", "1"}},
+		"newer schema refused": {userVersion: 99, wantErr: store.ErrSchemaTooNew, wantMsg: []string{"99", "2"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -390,8 +390,8 @@ func TestMigrations(t *testing.T) {
 				t.Fatal(err)
 			}
 			raw := rawDB(t, path)
-			if got := queryInt(t, raw, "PRAGMA user_version"); got != 1 {
-				t.Errorf("user_version = %d, want 1", got)
+			if got := queryInt(t, raw, "PRAGMA user_version"); got != 2 {
+				t.Errorf("user_version = %d, want 2", got)
 			}
 			if tc.userVersion != 0 {
 				if _, err := raw.Exec(fmt.Sprintf("PRAGMA user_version = %d", tc.userVersion)); err != nil {

@@ -69,6 +69,11 @@ func effective(c *config.Config) map[string]any {
 			"interval": c.Node.Interval.String(), "raw_retention": c.Node.RawRetention.String(),
 			"retention": c.Node.Retention.String(), "dcgm_job_map_dir": c.Node.DCGMJobMapDir,
 			"nvml": c.Node.NVML, "munge_socket": c.Node.MungeSocket},
+		"live": map[string]any{"enabled": c.Live.Enabled, "interval": c.Live.Interval.String(), "policy": c.Live.Policy,
+			"dry_run": c.Live.DryRun, "site_factor_max": c.Live.SiteFactorMax, "grace": c.Live.Grace.String(),
+			"preempt_signal": c.Live.PreemptSignal, "min_run_time": c.Live.MinRunTime.String(),
+			"max_preemptions": c.Live.MaxPreemptions, "admin_socket": c.Live.AdminSocket,
+			"rewrite_typed": c.Live.RewriteTyped, "shard_small_jobs": c.Live.ShardSmallJobs},
 	}
 }
 

@@ -3,6 +3,7 @@
 //	augur config check [--config FILE]   validate the configuration, print the effective one
 //	augur decisions [-n N] [--json]      the latest submissions and what augurd decided
 //	augur ping [--socket PATH]           ask augurd for a decision on a dummy job
+//	augur pause / resume / status        stop and restart augurd's live actions; its state
 //	augur version
 package main
 

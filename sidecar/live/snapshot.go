@@ -1,0 +1,313 @@
+package live
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/augur-hpc/augur/predictor"
+	"github.com/augur-hpc/augur/sidecar/policy"
+	"github.com/augur-hpc/augur/sidecar/slurm"
+)
+
+// View is one pass's reading of Slurm turned into the policy's terms.
+type View struct {
+	Snapshot *policy.Snapshot
+	// Jobs maps the snapshot's job ids to what Slurm said of them.
+	Jobs map[int64]*slurm.Job
+	// NodesUnsettled is set when a node's state is unknown or it does not
+	// respond (slurmctld just restarted, a node is failing): what runs
+	// where is then not certain, and nothing is preempted.
+	NodesUnsettled bool
+	// Held counts pending jobs left out because they cannot start (held).
+	Held int
+}
+
+// BuildSnapshot turns Slurm's jobs and nodes into a policy.Snapshot at now,
+// as the simulator builds one from a trace. types are the configured GPU
+// types (smallest first, with memory); types found on nodes but not
+// configured are added with unknown memory. A node with several GPU types
+// becomes one policy node per type ("node/type"), since a job uses one type.
+// Pending jobs come oldest first (ties by id), as policy.Snapshot requires;
+// held jobs (priority 0) are left out. Predictions come from the jobs'
+// AdminComment annotations; jobs without one (submitted while augurd was
+// down) carry none, and policies rank them with their prior.
+func BuildSnapshot(now time.Time, jobs []slurm.Job, nodes []slurm.Node, types []policy.GPUType) View {
+	s := &policy.Snapshot{Now: unixSeconds(now), Types: slices.Clone(types)}
+	typeIx := map[string]int{}
+	for i, t := range s.Types {
+		typeIx[t.Name] = i
+	}
+	typeOf := func(name string) int {
+		if i, ok := typeIx[name]; ok {
+			return i
+		}
+		typeIx[name] = len(s.Types)
+		s.Types = append(s.Types, policy.GPUType{Name: name})
+		return len(s.Types) - 1
+	}
+	v := View{Snapshot: s, Jobs: map[int64]*slurm.Job{}}
+	nodeIx := map[string]int{} // "host/type" -> index
+	for _, n := range nodes {
+		usable := nodeUsable(n.State)
+		if !nodeSettled(n.State) {
+			v.NodesUnsettled = true
+		}
+		used := map[string]int{}
+		for _, g := range parseGresList(n.GresUsed) {
+			if g.Name == "gpu" {
+				used[g.Type] += g.Count
+			}
+		}
+		for _, g := range parseGresList(n.Gres) {
+			if g.Name != "gpu" || g.Count <= 0 {
+				continue
+			}
+			free := 0
+			if usable {
+				free = max(g.Count-used[g.Type], 0)
+			}
+			key := n.Name + "/" + g.Type
+			nodeIx[key] = len(s.Nodes)
+			s.Nodes = append(s.Nodes, policy.Node{Name: key, Type: typeOf(g.Type), Total: g.Count, Free: free})
+		}
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		switch j.State {
+		case "PENDING":
+			if j.Priority == 0 {
+				v.Held++
+				continue
+			}
+		case "RUNNING":
+		default:
+			continue
+		}
+		pj := policyJob(now, j, typeOf)
+		if j.State == "RUNNING" {
+			pj.Running = true
+			pj.Started = unixSeconds(j.Start)
+			pj.Attained = max(s.Now-pj.Started, 0)
+			pj.Done = pj.Attained
+			pj.Placement = placement(j, nodeIx, typeOf)
+			s.Running = append(s.Running, pj)
+		} else {
+			s.Pending = append(s.Pending, pj)
+		}
+		v.Jobs[pj.ID] = j
+	}
+	// GPUs held by running jobs (their GRES detail) are not free, whatever
+	// the node's gres_used says (libslurm leaves it empty without
+	// SHOW_DETAIL, and it may lag).
+	held := make([]int, len(s.Nodes))
+	for _, j := range s.Running {
+		for _, sh := range j.Placement.Shares {
+			held[sh.Node] += sh.GPUs
+		}
+	}
+	for i := range s.Nodes {
+		s.Nodes[i].Free = max(min(s.Nodes[i].Free, s.Nodes[i].Total-held[i]), 0)
+	}
+	slices.SortFunc(s.Pending, func(a, b *policy.Job) int {
+		switch {
+		case a.Submit != b.Submit:
+			if a.Submit < b.Submit {
+				return -1
+			}
+			return 1
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return v
+}
+
+func unixSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixNano()) / 1e9
+}
+
+// nodeUsable: the node may take new work.
+func nodeUsable(state string) bool {
+	base, _, _ := strings.Cut(state, "+")
+	switch base {
+	case "IDLE", "MIXED", "ALLOCATED":
+	default:
+		return false
+	}
+	return !strings.Contains(state, "+DRAIN") && !strings.Contains(state, "+NOT_RESPONDING") && !strings.Contains(state, "+FAIL")
+}
+
+// nodeSettled: slurmctld knows what runs on the node.
+func nodeSettled(state string) bool {
+	base, _, _ := strings.Cut(state, "+")
+	return base != "UNKNOWN" && !strings.Contains(state, "+NOT_RESPONDING")
+}
+
+// policyJob is j as the policy sees it.
+func policyJob(now time.Time, j *slurm.Job, typeOf func(string) int) *policy.Job {
+	a := ParseAnnotation(j.AdminComment)
+	pj := &policy.Job{
+		ID: int64(j.ID), Submit: unixSeconds(j.Submit), Kind: j.Name,
+		Runtime: a.Runtime, Predictable: a.Runtime.Known(),
+		Estimate: j.TimeLimit.Seconds(), Preemptions: j.Restarts,
+	}
+	if a.MemMiB.Known() {
+		pj.MemMiB = a.MemMiB
+	}
+	reqs, err := predictor.GPURequests(j.TRESPerNode, j.TRESPerJob, j.TRESPerTask, j.TRESPerSock)
+	if err != nil {
+		return pj
+	}
+	typ := ""
+	for _, r := range reqs {
+		if r.Shard || r.Count <= 0 {
+			continue
+		}
+		n := r.Count
+		switch r.Scope {
+		case "node":
+			n *= int64(max(j.NodeCount, 1))
+		case "task":
+			n *= int64(max(j.Tasks, 1))
+		}
+		pj.GPUs += int(min(n, maxGresCount))
+		if r.Type != "" {
+			typ = r.Type
+		}
+	}
+	if typ != "" {
+		// A named type binds: every other type is off limits.
+		t := typeOf(typ)
+		pj.Avoid = ^uint64(0) &^ (1 << uint(t))
+	}
+	return pj
+}
+
+// placement is where a running job's GPUs are, from its GRES detail (one
+// entry per allocated node, in the order of its node list).
+func placement(j *slurm.Job, nodeIx map[string]int, typeOf func(string) int) policy.Placement {
+	var pl policy.Placement
+	hosts := expandHosts(j.Nodes)
+	for i, d := range j.GresDetail {
+		if i >= len(hosts) {
+			break
+		}
+		for _, g := range parseGresList(d) {
+			if g.Name != "gpu" || g.Count <= 0 {
+				continue
+			}
+			n, ok := nodeIx[hosts[i]+"/"+g.Type]
+			if !ok {
+				continue
+			}
+			pl.Type = typeOf(g.Type)
+			pl.Shares = append(pl.Shares, policy.Share{Node: n, GPUs: g.Count})
+		}
+	}
+	return pl
+}
+
+// maxHosts bounds one expanded host list entry (no job spans more nodes).
+const maxHosts = 100000
+
+// expandHosts expands a Slurm host list ("n[1-3,5],m1") far enough for the
+// common forms; an entry it cannot expand is kept as written.
+func expandHosts(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			switch s[i] {
+			case '[':
+				depth++
+				continue
+			case ']':
+				depth = max(depth-1, 0)
+				continue
+			case ',':
+				if depth > 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		out = append(out, expandOne(s[start:i])...)
+		start = i + 1
+		if len(out) > maxHosts {
+			break
+		}
+	}
+	return out
+}
+
+func expandOne(h string) []string {
+	open := strings.IndexByte(h, '[')
+	if open < 0 || !strings.HasSuffix(h, "]") {
+		if h == "" {
+			return nil
+		}
+		return []string{h}
+	}
+	prefix, body := h[:open], h[open+1:len(h)-1]
+	var out []string
+	for _, r := range strings.Split(body, ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		if !isRange {
+			out = append(out, prefix+r)
+			continue
+		}
+		a, err1 := atoiBounded(lo)
+		b, err2 := atoiBounded(hi)
+		if !err1 || !err2 || b < a || b-a+len(out) > maxHosts {
+			return []string{h}
+		}
+		for k := a; k <= b; k++ {
+			out = append(out, prefix+padTo(k, len(lo)))
+		}
+	}
+	return out
+}
+
+func atoiBounded(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+func padTo(n, width int) string {
+	s := strings.Repeat("0", width) + itoa(n)
+	if len(s)-width >= width {
+		return itoa(n)
+	}
+	return s[len(s)-width:]
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,293 @@
+//go:build cgo
+
+package slurm
+
+/*
+#cgo LDFLAGS: -lslurm
+#include <stdlib.h>
+#include <stdint.h>
+#include <signal.h>
+#include <pthread.h>
+#include <time.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+static int augur_errno(int rc) { return rc == SLURM_SUCCESS ? 0 : slurm_get_errno(); }
+
+// augur_fix_sigpipe puts SA_ONSTACK back on a SIGPIPE handler that
+// libslurm saved and restored without it (Go requires the flag).
+static void augur_fix_sigpipe(void) {
+	struct sigaction sa;
+	if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL &&
+	    !(sa.sa_flags & SA_ONSTACK)) {
+		sa.sa_flags |= SA_ONSTACK;
+		sigaction(SIGPIPE, &sa, NULL);
+	}
+}
+
+// libslurm writes to sockets slurmctld may have closed. The SIGPIPE that
+// follows must never reach Go's handler on a stack it does not expect (the
+// runtime aborts: "signal 13 received but handler not on signal stack"),
+// so every call runs with SIGPIPE blocked on its thread, and a pending one
+// is consumed before the mask is restored (the write itself fails with
+// EPIPE, which libslurm reports as a communication error).
+#define AUGUR_NO_SIGPIPE(call) ({ \
+	sigset_t set_, old_; \
+	struct timespec zero_ = {0, 0}; \
+	sigemptyset(&set_); sigaddset(&set_, SIGPIPE); \
+	pthread_sigmask(SIG_BLOCK, &set_, &old_); \
+	int rc_ = (call); \
+	while (sigtimedwait(&set_, NULL, &zero_) > 0) {} \
+	augur_fix_sigpipe(); \
+	pthread_sigmask(SIG_SETMASK, &old_, NULL); \
+	rc_; })
+
+static int augur_load_jobs(job_info_msg_t **msg) {
+	return AUGUR_NO_SIGPIPE(augur_errno(slurm_load_jobs((time_t)0, msg, SHOW_ALL | SHOW_DETAIL)));
+}
+
+static int augur_load_nodes(node_info_msg_t **msg) {
+	return AUGUR_NO_SIGPIPE(augur_errno(slurm_load_node((time_t)0, msg, SHOW_ALL)));
+}
+
+static slurm_job_info_t *augur_job(job_info_msg_t *m, uint32_t i) { return &m->job_array[i]; }
+static node_info_t *augur_node(node_info_msg_t *m, uint32_t i) { return &m->node_array[i]; }
+static char *augur_gres_detail(slurm_job_info_t *j, uint32_t i) { return j->gres_detail_str[i]; }
+
+// site_factor travels offset by NICE_OFFSET (slurm.h); the job_modify of
+// job_submit plugins sees the same descriptor.
+static int augur_set_site_factor(uint32_t id, int64_t v) {
+	job_desc_msg_t d;
+	slurm_init_job_desc_msg(&d);
+	d.job_id = id;
+	d.site_factor = (uint32_t)((int64_t)NICE_OFFSET + v);
+	return AUGUR_NO_SIGPIPE(augur_errno(slurm_update_job(&d)));
+}
+
+static int augur_signal(uint32_t id, uint16_t sig) {
+	return AUGUR_NO_SIGPIPE(augur_errno(slurm_kill_job(id, sig, KILL_FULL_JOB)));
+}
+
+static int augur_requeue(uint32_t id) { return AUGUR_NO_SIGPIPE(augur_errno(slurm_requeue(id, 0))); }
+
+static void augur_init(void) { AUGUR_NO_SIGPIPE((slurm_init(NULL), 0)); }
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"os/signal"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Lib talks to slurmctld through libslurm (-lslurm, slurm_init(NULL), so
+// SLURM_CONF decides which cluster): no process per call, which is what
+// keeps a pass over 10,000 pending jobs within its budget. Calls are
+// blocking C calls; ctx is checked between them.
+type Lib struct {
+	// Workers is how many updates run at once (default 8): slurmctld
+	// answers RPCs on several threads, and a write waits mostly on munge
+	// and the network, not on the CPU.
+	Workers int
+}
+
+var initOnce sync.Once
+
+func libInit() {
+	initOnce.Do(func() {
+		// A daemon wants EPIPE, not SIGPIPE: with SIGPIPE ignored, no
+		// handler libslurm saves and restores can ever run.
+		signal.Ignore(syscall.SIGPIPE)
+		C.augur_init()
+	})
+}
+
+// libError turns a Slurm error number into an error; controller
+// communication failures wrap ErrUnavailable.
+func libError(op string, rc C.int) error {
+	if rc == 0 {
+		return nil
+	}
+	msg := C.GoString(C.slurm_strerror(rc))
+	switch {
+	case rc >= 1000 && rc < 1100, rc >= 1800 && rc < 1900, rc == C.SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT:
+		return fmt.Errorf("%w: %s: %s (%d)", ErrUnavailable, op, msg, int(rc))
+	case rc == C.ESLURM_INVALID_JOB_ID || rc == C.ESLURM_ALREADY_DONE:
+		return fmt.Errorf("slurm: %s: %w: %s", op, ErrGone, msg)
+	}
+	return fmt.Errorf("slurm: %s: %s (%d)", op, msg, int(rc))
+}
+
+func gostr(p *C.char) string {
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p)
+}
+
+func unix(t C.time_t) time.Time {
+	if t <= 0 || int64(t) > 1<<40 {
+		return time.Time{}
+	}
+	return time.Unix(int64(t), 0)
+}
+
+var jobStates = [...]string{"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
+	"TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"}
+
+// Jobs lists every job slurmctld knows, as CLI.Jobs does.
+func (l *Lib) Jobs(ctx context.Context) ([]Job, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	libInit()
+	runtime.LockOSThread() // slurm_get_errno is per thread
+	defer runtime.UnlockOSThread()
+	var msg *C.job_info_msg_t
+	if err := libError("load jobs", C.augur_load_jobs(&msg)); err != nil {
+		return nil, err
+	}
+	defer C.slurm_free_job_info_msg(msg)
+	out := make([]Job, 0, int(msg.record_count))
+	for i := C.uint32_t(0); i < msg.record_count; i++ {
+		j := C.augur_job(msg, i)
+		st := "UNKNOWN"
+		if b := int(j.job_state & C.JOB_STATE_BASE); b < len(jobStates) {
+			st = jobStates[b]
+		}
+		job := Job{
+			ID: uint64(j.job_id), State: st, UserID: uint32(j.user_id), UserName: gostr(j.user_name),
+			Name: gostr(j.name), Partition: gostr(j.partition), AdminComment: gostr(j.admin_comment),
+			Priority: uint64(j.priority), Submit: unix(j.submit_time), Start: unix(j.start_time),
+			Nodes: gostr(j.nodes), NodeCount: int(j.num_nodes), Requeue: j.requeue != 0,
+			Restarts: int(j.restart_cnt), TRESPerNode: gostr(j.tres_per_node), TRESPerJob: gostr(j.tres_per_job),
+			TRESPerTask: gostr(j.tres_per_task), TRESPerSock: gostr(j.tres_per_socket),
+			Tasks:      int(j.num_tasks),
+			SiteFactor: int64(j.site_factor) - int64(C.NICE_OFFSET), SiteFactorKnown: true,
+		}
+		if j.time_limit != C.INFINITE && j.time_limit != C.NO_VAL && j.time_limit > 0 {
+			job.TimeLimit = time.Duration(j.time_limit) * time.Minute
+		}
+		for k := C.uint32_t(0); k < j.gres_detail_cnt; k++ {
+			job.GresDetail = append(job.GresDetail, gostr(C.augur_gres_detail(j, k)))
+		}
+		out = append(out, job)
+	}
+	return out, nil
+}
+
+// Nodes lists the nodes with their GPUs and the GPUs in use.
+func (l *Lib) Nodes(ctx context.Context) ([]Node, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	libInit()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var msg *C.node_info_msg_t
+	if err := libError("load nodes", C.augur_load_nodes(&msg)); err != nil {
+		return nil, err
+	}
+	defer C.slurm_free_node_info_msg(msg)
+	out := make([]Node, 0, int(msg.record_count))
+	for i := C.uint32_t(0); i < msg.record_count; i++ {
+		n := C.augur_node(msg, i)
+		if n.name == nil {
+			continue // a hole in the node table
+		}
+		out = append(out, Node{
+			Name: gostr(n.name), State: nodeState(uint32(n.node_state)),
+			Gres: gostr(n.gres), GresUsed: gostr(n.gres_used),
+		})
+	}
+	return out, nil
+}
+
+func nodeState(s uint32) string {
+	base := [...]string{"UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE"}
+	name := "UNKNOWN"
+	if b := s & C.NODE_STATE_BASE; int(b) < len(base) {
+		name = base[b]
+	}
+	if s&C.NODE_STATE_DRAIN != 0 {
+		name += "+DRAIN"
+	}
+	if s&C.NODE_STATE_NO_RESPOND != 0 {
+		name += "+NOT_RESPONDING"
+	}
+	if s&C.NODE_STATE_FAIL != 0 {
+		name += "+FAIL"
+	}
+	return name
+}
+
+// SetSiteFactors writes each job's SiteFactor, Workers at a time, and
+// returns one error per update (nil where it worked), in order. An
+// unavailable controller stops the rest (they are reported as ctx errors
+// or ErrUnavailable).
+func (l *Lib) SetSiteFactors(ctx context.Context, ups []SiteFactor) []error {
+	libInit()
+	errs := make([]error, len(ups))
+	w := l.Workers
+	if w <= 0 {
+		w = 8
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(w, len(ups)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for i := range next {
+				if err := context.Cause(ctx); err != nil {
+					errs[i] = err
+					continue
+				}
+				u := ups[i]
+				err := libError(fmt.Sprintf("job %d: SiteFactor=%d", u.JobID, u.Value),
+					C.augur_set_site_factor(C.uint32_t(u.JobID), C.int64_t(u.Value)))
+				if isUnavailable(err) {
+					cancel(err)
+				}
+				errs[i] = err
+			}
+		}()
+	}
+	for i := range ups {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errs
+}
+
+// Signal sends sig to every step of a job, the batch shell included (as
+// scancel --full --signal does).
+func (l *Lib) Signal(ctx context.Context, id uint64, sig int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	libInit()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return libError(fmt.Sprintf("signal job %d", id), C.augur_signal(C.uint32_t(id), C.uint16_t(sig)))
+}
+
+// Requeue puts a job back into the queue (scontrol requeue).
+func (l *Lib) Requeue(ctx context.Context, id uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	libInit()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return libError(fmt.Sprintf("requeue job %d", id), C.augur_requeue(C.uint32_t(id)))
+}

@@ -1,0 +1,34 @@
+//go:build !cgo
+
+package slurm
+
+import (
+	"context"
+	"errors"
+)
+
+// Lib needs cgo and libslurm; this build has neither, so every call fails.
+type Lib struct{ Workers int }
+
+var errNoLib = errors.New("slurm: augurd was built without cgo, so without libslurm")
+
+// Jobs fails: no libslurm.
+func (l *Lib) Jobs(context.Context) ([]Job, error) { return nil, errNoLib }
+
+// Nodes fails: no libslurm.
+func (l *Lib) Nodes(context.Context) ([]Node, error) { return nil, errNoLib }
+
+// SetSiteFactors fails: no libslurm.
+func (l *Lib) SetSiteFactors(_ context.Context, ups []SiteFactor) []error {
+	errs := make([]error, len(ups))
+	for i := range errs {
+		errs[i] = errNoLib
+	}
+	return errs
+}
+
+// Signal fails: no libslurm.
+func (l *Lib) Signal(context.Context, uint64, int) error { return errNoLib }
+
+// Requeue fails: no libslurm.
+func (l *Lib) Requeue(context.Context, uint64) error { return errNoLib }
