@@ -173,10 +173,33 @@ func GPURequests(perNode, perJob, perTask, perSocket string) ([]GPURequest, erro
 	return out, errors.Join(errs...)
 }
 
+// ReplaceGPUType rewrites the gpu entries of type from to type to, keeping
+// every other entry and the string's own spelling.
+func ReplaceGPUType(s, from, to string) (string, bool, error) {
+	return rewriteGPUs(s, func(e *GresEntry) bool {
+		if e.Name == "gpu" && e.Type == from {
+			e.Type = to
+			return true
+		}
+		return false
+	})
+}
+
 // SetGPUType rewrites the typeless gpu entries of a TRES string to name typ,
 // keeping every other entry and the string's own spelling. It reports whether
 // anything changed.
 func SetGPUType(s, typ string) (string, bool, error) {
+	return rewriteGPUs(s, func(e *GresEntry) bool {
+		if e.Name == "gpu" && e.Type == "" {
+			e.Type = typ
+			return true
+		}
+		return false
+	})
+}
+
+// rewriteGPUs applies f to each entry of s and writes s back if any changed.
+func rewriteGPUs(s string, f func(*GresEntry) bool) (string, bool, error) {
 	entries, err := ParseGres(s)
 	if err != nil {
 		return s, false, err
@@ -184,8 +207,7 @@ func SetGPUType(s, typ string) (string, bool, error) {
 	changed := false
 	parts := make([]string, len(entries))
 	for i, e := range entries {
-		if e.Name == "gpu" && e.Type == "" {
-			e.Type = typ
+		if f(&e) {
 			changed = true
 		}
 		parts[i] = e.String()

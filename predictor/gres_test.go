@@ -103,3 +103,16 @@ func FuzzGres(f *testing.F) {
 		}
 	})
 }
+
+func TestReplaceGPUType(t *testing.T) {
+	for in, want := range map[string]string{
+		"gres:gpu:t4:2":             "gres:gpu:a100:2",
+		"gres/gpu:t4:1,gres:nvme:1": "gres/gpu:a100:1,gres:nvme:1",
+		"gres:gpu:v100:2":           "gres:gpu:v100:2",
+		"gres:gpu:2":                "gres:gpu:2",
+	} {
+		if got, _, err := ReplaceGPUType(in, "t4", "a100"); err != nil || got != want {
+			t.Errorf("ReplaceGPUType(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}

@@ -124,6 +124,11 @@ type Policy struct {
 	// RewriteTypelessGPUs lets Augur name the GPU type of a request that
 	// names none, choosing the first of cluster.gpu_types that fits.
 	RewriteTypelessGPUs bool `mapstructure:"rewrite_typeless_gpus"`
+	// RewriteTypedGPUs lets Augur move a request that names a GPU type too
+	// small for its predicted peak memory (from earlier runs or the trained
+	// model) to the first of cluster.gpu_types that holds it, rather than
+	// let it die of GPU out-of-memory.
+	RewriteTypedGPUs bool `mapstructure:"rewrite_typed_gpus"`
 	// RejectCertainOOM rejects a job whose named GPU type is smaller than the
 	// memory the same job used in every one of its recorded runs.
 	RejectCertainOOM bool `mapstructure:"reject_certain_oom"`
@@ -207,10 +212,6 @@ type Live struct {
 	// AdminSocket is where `augur pause`, `augur resume` and `augur status`
 	// reach augurd (root and slurm_user only, checked with SO_PEERCRED).
 	AdminSocket string `mapstructure:"admin_socket"`
-	// RewriteTyped lets the submission decision move a job that names a GPU
-	// type too small for its predicted peak memory to the first type that
-	// holds it.
-	RewriteTyped bool `mapstructure:"rewrite_typed"`
 	// ShardSmallJobs would give small one-GPU jobs a gres/shard request
 	// (not implemented yet: must stay false).
 	ShardSmallJobs bool `mapstructure:"shard_small_jobs"`

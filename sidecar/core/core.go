@@ -22,6 +22,9 @@ type Policy struct {
 	GPUTypes []GPUType
 	// RewriteTypeless names a type for requests that name none.
 	RewriteTypeless bool
+	// RewriteTyped moves a request that names a type too small for the
+	// predicted peak to the first type that holds it.
+	RewriteTyped bool
 	// RejectCertainOOM rejects jobs whose named type is smaller than every recorded run.
 	RejectCertainOOM bool
 	// MinRunsToReject is how many runs must agree before RejectCertainOOM acts.
@@ -107,6 +110,15 @@ func Decide(in Input) Decision {
 	}
 	d.Prediction = in.Predictor.Predict(job, in.History)
 
+	if tres, typ, note := rewriteTooSmall(in, job, d.Prediction); tres != nil {
+		d.TRES = tres
+		d.Notes = append(d.Notes, note)
+		if sf, ok := siteFactor(in.Policy, d.Prediction); ok {
+			d.SiteFactor = &sf
+		}
+		d.Annotation = annotation(in.Request.Token, d.Prediction, typ)
+		return d
+	}
 	if msg, ok := certainOOM(in, job); ok {
 		d.Action = wire.Reject
 		d.Message = msg
@@ -212,6 +224,47 @@ func rewriteTypeless(in Input, job predictor.Job, p predictor.Prediction) (*wire
 		return nil, "", ""
 	}
 	return &out, typ, fmt.Sprintf("GPU type %s chosen: first type holding the predicted %s", typ, FormatMiB(p.GPUMemMiB.Hi))
+}
+
+// rewriteTooSmall moves a job that names a GPU type too small for its
+// predicted peak (from its own runs or the forest) to the first configured
+// type that holds it, when the admin opted in.
+func rewriteTooSmall(in Input, job predictor.Job, p predictor.Prediction) (*wire.TRES, string, string) {
+	pol := in.Policy
+	from := job.GPUType()
+	if !pol.RewriteTyped || from == "" || in.GresErr != nil || !p.GPUMemMiB.Known() ||
+		(p.MemSource != predictor.SourceHistory && p.MemSource != predictor.SourceForest) {
+		return nil, "", ""
+	}
+	mem := pol.GPUMemMiB()
+	capMiB, known := mem[from]
+	if !known || p.GPUMemMiB.Hi <= capMiB {
+		return nil, "", ""
+	}
+	to := ""
+	for _, t := range pol.GPUTypes {
+		if t.MemMiB >= p.GPUMemMiB.Hi {
+			to = t.Name
+			break
+		}
+	}
+	if to == "" {
+		return nil, "", ""
+	}
+	out := in.Request.TRES
+	changed := false
+	for _, f := range []*string{&out.PerNode, &out.PerJob, &out.PerTask, &out.PerSocket} {
+		s, ok, err := predictor.ReplaceGPUType(*f, from, to)
+		if err != nil {
+			return nil, "", ""
+		}
+		*f, changed = s, changed || ok
+	}
+	if !changed {
+		return nil, "", ""
+	}
+	return &out, to, fmt.Sprintf("GPU type %s replaced by %s: the predicted %s does not fit %s", from, to,
+		FormatMiB(p.GPUMemMiB.Hi), FormatMiB(capMiB))
 }
 
 // siteFactorHorizon is the runtime at which the initial SiteFactor reaches 0.

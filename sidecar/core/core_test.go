@@ -226,3 +226,45 @@ func BenchmarkDecide(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 }
+
+func TestRewriteTyped(t *testing.T) {
+	pol := sitePolicy
+	pol.RewriteTyped = true
+	// Seen at 30 GB: a t4 (16 GB) request moves to a100.
+	d := decide(newReq("aa").gres("gres:gpu:t4:2").obj(), runs(30000, 600, 2), pol)
+	if d.Action != wire.Accept || d.TRES == nil || d.TRES.PerNode != "gres:gpu:a100:2" {
+		t.Fatalf("decision %+v", d)
+	}
+	// Without the opt-in, the reject rule applies instead.
+	if d := decide(newReq("ab").gres("gres:gpu:t4:2").obj(), runs(30000, 600, 2), sitePolicy); d.Action != wire.Reject {
+		t.Errorf("without rewrite_typed: %s", d.Action)
+	}
+	// A type that fits stays.
+	if d := decide(newReq("ac").gres("gres:gpu:t4:1").obj(), runs(9000, 600, 2), pol); d.TRES != nil {
+		t.Errorf("a fitting type was moved: %+v", d.TRES)
+	}
+}
+
+// TestNeverTooSmall: whatever the history says, a rewritten request names a
+// type at least as large as the predicted upper memory.
+func TestNeverTooSmall(t *testing.T) {
+	pol := sitePolicy
+	pol.RewriteTyped = true
+	mem := pol.GPUMemMiB()
+	for _, peak := range []float64{1, 500, 15000, 15700, 16000, 16384, 20000, 78000, 81000, 200000} {
+		for _, gres := range []string{"gres:gpu:1", "gres:gpu:t4:1", "gres:gpu:a100:1"} {
+			d := decide(newReq("ad").gres(gres).obj(), runs(peak, 60, 3), pol)
+			if d.TRES == nil {
+				continue
+			}
+			gpus, err := predictor.GPURequests(d.TRES.PerNode, "", "", "")
+			if err != nil || len(gpus) != 1 {
+				t.Fatalf("%s at %v: rewritten to %q", gres, peak, d.TRES.PerNode)
+			}
+			if got := mem[gpus[0].Type]; got < d.Prediction.GPUMemMiB.Hi {
+				t.Errorf("%s with peak %v MiB placed on %s (%v MiB) below the predicted %v",
+					gres, peak, gpus[0].Type, got, d.Prediction.GPUMemMiB.Hi)
+			}
+		}
+	}
+}

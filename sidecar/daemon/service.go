@@ -85,6 +85,7 @@ func (s *Service) Predictor() predictor.Predictor { return s.cur.Load().predicto
 func PolicyFrom(cfg *config.Config) core.Policy {
 	p := core.Policy{
 		RewriteTypeless:  cfg.Policy.RewriteTypelessGPUs,
+		RewriteTyped:     cfg.Policy.RewriteTypedGPUs,
 		RejectCertainOOM: cfg.Policy.RejectCertainOOM,
 		MinRunsToReject:  cfg.Policy.HistoryMinRuns,
 		SiteFactorMax:    cfg.Policy.SiteFactorMax,

@@ -63,6 +63,7 @@ func effective(c *config.Config) map[string]any {
 		"log":     map[string]any{"level": c.Log.Level, "format": c.Log.Format},
 		"cluster": map[string]any{"gpu_types": types},
 		"policy": map[string]any{"history_min_runs": c.Policy.HistoryMinRuns, "rewrite_typeless_gpus": c.Policy.RewriteTypelessGPUs,
+			"rewrite_typed_gpus": c.Policy.RewriteTypedGPUs,
 			"reject_certain_oom": c.Policy.RejectCertainOOM, "site_factor_max": c.Policy.SiteFactorMax},
 		"outcomes": map[string]any{"listen": c.Outcomes.Listen, "munge_socket": c.Outcomes.MungeSocket},
 		"node": map[string]any{"augurd": c.Node.Augurd, "store": c.Node.Store, "socket": c.Node.Socket,
@@ -73,7 +74,7 @@ func effective(c *config.Config) map[string]any {
 			"dry_run": c.Live.DryRun, "site_factor_max": c.Live.SiteFactorMax, "grace": c.Live.Grace.String(),
 			"preempt_signal": c.Live.PreemptSignal, "min_run_time": c.Live.MinRunTime.String(),
 			"max_preemptions": c.Live.MaxPreemptions, "admin_socket": c.Live.AdminSocket,
-			"rewrite_typed": c.Live.RewriteTyped, "shard_small_jobs": c.Live.ShardSmallJobs},
+			"shard_small_jobs": c.Live.ShardSmallJobs},
 	}
 }
 
