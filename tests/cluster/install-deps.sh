@@ -3,7 +3,7 @@
 # Idempotent: does nothing (and needs no network) when all are installed.
 set -euo pipefail
 
-PACKAGES=(slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev sqlite3)
+PACKAGES=(slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev sqlite3 chromium prometheus)
 
 installed() {
 	[[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == "install ok installed" ]]

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/augur-hpc/augur/sidecar/config"
+	"github.com/augur-hpc/augur/sidecar/report"
+	"github.com/augur-hpc/augur/sidecar/store"
+)
+
+func init() {
+	register(command{"job", "job [--json] JOBID: one job's story: what was predicted and why, what it used, and what to change", runJob})
+}
+
+func runJob(args []string) error {
+	fs := flag.NewFlagSet("job", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	cfgPath := fs.String("config", "", "configuration file (default $AUGUR_CONFIG or "+config.DefaultPath+")")
+	// Allow the job id before the flags too (augur job 123 --json).
+	var id string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		id, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if id == "" && fs.NArg() > 0 {
+		id = fs.Arg(0)
+	}
+	base, _, _ := strings.Cut(id, ".")
+	jobID, err := strconv.ParseUint(base, 10, 64)
+	if err != nil {
+		return fmt.Errorf("usage: augur job JOBID")
+	}
+	cfg, err := config.Load(config.Path(*cfgPath), nil)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	st, err := store.OpenReadOnly(ctx, cfg.Store.Path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	d, err := st.Job(ctx, jobID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("augurd has no record of job %d (submitted before Augur, on another cluster, or not linked yet)", jobID)
+	}
+	if err != nil {
+		return err
+	}
+	s := report.NewStory(d, report.StoryOptions{Loc: zone, GPUTypes: gpuTypes(cfg)})
+	w := bufio.NewWriter(os.Stdout)
+	if *asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(s); err != nil {
+			return err
+		}
+	} else if err := report.WriteStory(w, s, zone); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func gpuTypes(cfg *config.Config) []report.GPUType {
+	var out []report.GPUType
+	for _, t := range cfg.Cluster.GPUTypes {
+		out = append(out, report.GPUType{Name: t.Name, MemMiB: t.Memory.MiB()})
+	}
+	return out
+}
