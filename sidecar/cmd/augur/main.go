@@ -4,7 +4,13 @@
 //	augur decisions [-n N] [--json]      the latest submissions and what augurd decided
 //	augur ping [--socket PATH]           ask augurd for a decision on a dummy job
 //	augur pause / resume / status        stop and restart augurd's live actions; its state
+//	augur sacct / report / job JOBID     accounting in sacct's style; the cluster view; one job's story
+//	augur doctor                         check an install, with a fix for each problem
+//	augur predict / train / eval         the predictor by hand
+//	augur simulate                       replay a trace through the scheduling policies
 //	augur version
+//
+// `augur help` lists every command with its flags.
 package main
 
 import (
