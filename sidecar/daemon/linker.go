@@ -19,6 +19,7 @@ type JobLister interface {
 // LinkStore is what the linker needs of the store.
 type LinkStore interface {
 	LinkJob(ctx context.Context, token string, jobID uint64) error
+	Accuracy(ctx context.Context, jobID uint64) (store.Accuracy, bool, error)
 	Queue(sub store.Submission) error
 	SetExitState(ctx context.Context, jobID uint64, state string) (bool, error)
 }
@@ -41,6 +42,11 @@ type Linker struct {
 	// StateChanged is called when a stored outcome's exit state was
 	// corrected (histories cached elsewhere are stale).
 	StateChanged func()
+	// Linked is called with a job's prediction and outcome when linking
+	// joined an outcome that had arrived first.
+	Linked func(store.Accuracy)
+	// Queue is called after each pass with the number of jobs by state.
+	Queue func(byState map[string]int)
 
 	linked map[uint64]bool      // job ids already linked (or recovered)
 	final  map[uint64]time.Time // finished jobs: when first seen finished
@@ -90,6 +96,15 @@ func (l *Linker) Pass(ctx context.Context) (linked, recovered int, err error) {
 		return 0, 0, err
 	}
 	now := time.Now()
+	if l.Queue != nil {
+		byState := map[string]int{"PENDING": 0, "RUNNING": 0}
+		for _, j := range jobs {
+			if j.State == "PENDING" || j.State == "RUNNING" {
+				byState[j.State]++
+			}
+		}
+		l.Queue(byState)
+	}
 	for _, j := range jobs {
 		tok := j.Token()
 		if tok != "" && terminal[j.State] {
@@ -102,6 +117,11 @@ func (l *Linker) Pass(ctx context.Context) (linked, recovered int, err error) {
 		switch {
 		case err == nil:
 			linked++
+			if l.Linked != nil {
+				if a, ok, err := l.Store.Accuracy(ctx, j.ID); err == nil && ok {
+					l.Linked(a)
+				}
+			}
 		case errors.Is(err, store.ErrNotFound):
 			if err := l.Store.Queue(recoveredSubmission(j, tok)); err != nil {
 				l.Log.Warn("cannot recover a lost submission record", "job_id", j.ID, "token", tok, "err", err)

@@ -41,9 +41,19 @@ func TestLinker(t *testing.T) {
 		{ID: 104, AdminComment: "augur:tok=NOT-HEX"},
 	}}
 	l := NewLinker(q, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var joined []store.Accuracy
+	l.Linked = func(a store.Accuracy) { joined = append(joined, a) }
+	var queue map[string]int
+	l.Queue = func(m map[string]int) { queue = m }
 	linked, recovered, err := l.Pass(ctx)
 	if err != nil || linked != 1 || recovered != 1 {
 		t.Fatalf("Pass = %d linked, %d recovered, %v; want 1, 1", linked, recovered, err)
+	}
+	if len(joined) != 1 || joined[0].JobID != 101 || joined[0].PeakGPUMemMiB != 5000 {
+		t.Errorf("outcome that arrived first not compared with its prediction at the link: %+v", joined)
+	}
+	if queue["PENDING"] != 0 || len(queue) != 2 {
+		t.Errorf("queue counts %v", queue)
 	}
 	if sub, err := st.Submission(ctx, "aa11"); err != nil || sub.JobID != 101 {
 		t.Errorf("aa11: %+v %v", sub.JobID, err)

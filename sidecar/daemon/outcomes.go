@@ -25,6 +25,7 @@ type Verifier interface {
 // OutcomeStore is what the outcome endpoint needs of the store.
 type OutcomeStore interface {
 	PutOutcome(ctx context.Context, o store.Outcome) (bool, error)
+	Accuracy(ctx context.Context, jobID uint64) (store.Accuracy, bool, error)
 }
 
 // OutcomeServer receives the compute nodes' job reports: one MUNGE-signed
@@ -129,6 +130,14 @@ func (s *OutcomeServer) handle(ctx context.Context, from net.Addr, cred string) 
 	}
 	s.Metrics.Outcomes.WithLabelValues(string(metrics.OutcomeStored)).Inc()
 	s.Metrics.OutcomeLag.Observe(now.Sub(r.End).Seconds())
+	if r.OOMSuspect {
+		s.Metrics.GPUOOMJobs.Inc()
+	}
+	// A job already linked to its submission is compared with its
+	// prediction now; one not yet linked, when the linker links it.
+	if a, ok, err := s.Store.Accuracy(ctx, r.JobID); err == nil && ok {
+		observeAccuracy(s.Metrics, a)
+	}
 	if s.Stored != nil {
 		s.Stored()
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/augur-hpc/augur/sidecar/config"
@@ -97,6 +98,12 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 	// Submissions learn their job ids from the queue (see Linker).
 	linker := NewLinker(slurm.CLI{}, st, log.With("component", "linker"))
 	linker.StateChanged = svc.OutcomesChanged
+	linker.Linked = func(a store.Accuracy) { observeAccuracy(m, a) }
+	linker.Queue = func(byState map[string]int) {
+		for state, n := range byState {
+			m.QueueJobs.WithLabelValues(strings.ToLower(state)).Set(float64(n))
+		}
+	}
 	go linker.Run(ctx, linkInterval)
 
 	if cfg.Outcomes.Listen != "" {

@@ -88,6 +88,10 @@ type Metrics struct {
 	StoreCommitWait  prometheus.Histogram
 	Outcomes         *prometheus.CounterVec
 	OutcomeLag       prometheus.Histogram
+	PredictionError  *prometheus.HistogramVec
+	PredictionOver   *prometheus.CounterVec
+	GPUOOMJobs       prometheus.Counter
+	QueueJobs        *prometheus.GaugeVec
 
 	LivePasses       *prometheus.CounterVec
 	LivePassDuration prometheus.Histogram
@@ -154,6 +158,23 @@ func New(storePending func() float64) *Metrics {
 			Name: fq("", "job_reports_total"),
 			Help: "Job reports from compute nodes, by what became of them.",
 		}, []string{"result"}),
+		PredictionError: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    fq("", "prediction_error_ratio"),
+			Help:    "Measured over predicted median, for each finished job linked to its prediction.",
+			Buckets: prometheus.ExponentialBuckets(0.125, 1.4142135623730951, 13),
+		}, []string{"resource", "source"}),
+		PredictionOver: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("", "prediction_over_upper_total"),
+			Help: "Finished jobs that used more than their prediction's upper quantile.",
+		}, []string{"resource", "source"}),
+		GPUOOMJobs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: fq("", "gpu_oom_jobs_total"),
+			Help: "Job reports that look like GPU out-of-memory (peak near capacity and a failed end).",
+		}),
+		QueueJobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: fq("", "queue_jobs"),
+			Help: "Jobs in Slurm's queue by state, as augurd last read it.",
+		}, []string{"state"}),
 		OutcomeLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    fq("", "job_report_delay_seconds"),
 			Help:    "Time from a job's end to its report being stored.",
@@ -197,7 +218,7 @@ func New(storePending func() float64) *Metrics {
 	m.Registry.MustRegister(
 		m.Decisions, m.DecisionDuration, m.Predictions, m.GPURewrites, m.SiteFactors,
 		m.Refused, m.ShimFailOpen, m.ShimSkipped, m.ShimRoundTrip,
-		m.StoreErrors, m.StoreCommitWait, m.Outcomes, m.OutcomeLag, buildInfo, pending,
+		m.StoreErrors, m.StoreCommitWait, m.Outcomes, m.OutcomeLag, m.PredictionError, m.PredictionOver, m.GPUOOMJobs, m.QueueJobs, buildInfo, pending,
 		m.LivePasses, m.LivePassDuration, m.LiveActions, m.LivePending, m.LivePaused,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
