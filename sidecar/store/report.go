@@ -84,7 +84,7 @@ const leanColumns = `
 const pendingColumns = `
 	s.job_id, s.token, s.received_at_ns, s.user_id, s.user_name, s.account, s.partition_name, s.qos,
 	s.job_name, s.pred_mem_mib, s.pred_mem_hi_mib, s.pred_runtime_sec, s.pred_runtime_hi_sec,
-	s.pred_source, 0, '', 0, 0, 0, '', 0, 0, '', 0, 0, 0`
+	s.pred_source, 0, '', 0, 0, 0, s.final_state, 0, 0, '', 0, 0, 0`
 
 const maxTime = int64(1<<63 - 1)
 

@@ -96,6 +96,11 @@ CREATE TABLE actions (
 CREATE INDEX actions_job ON actions (job_id, at_ns);
 CREATE INDEX actions_kind ON actions (kind, at_ns);
 `,
+	// 3: Slurm's final state of each job, also for jobs that never ran
+	// (cancelled while pending) and so have no outcome.
+	`
+ALTER TABLE submissions ADD COLUMN final_state TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // ErrSchemaTooNew means the database was written by a newer build of augurd.

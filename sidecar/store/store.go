@@ -266,6 +266,7 @@ func open(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 		{&s.writes.linkOutcome, linkOutcomeSQL},
 		{&s.writes.fillOutcome, fillOutcomeSQL},
 		{&s.writes.exitState, exitStateSQL},
+		{&s.writes.finalState, finalStateSQL},
 	}
 	for _, st := range stmts {
 		p, err := db.PrepareContext(ctx, st.query)
@@ -293,6 +294,7 @@ func (s *Store) closeStmts() error {
 		s.historyStmt, s.submissionStmt, s.countStmt,
 		s.writes.scriptExists, s.writes.insertScript, s.writes.insertSubmission,
 		s.writes.linkJob, s.writes.insertOutcome, s.writes.linkOutcome, s.writes.fillOutcome, s.writes.exitState,
+		s.writes.finalState,
 	} {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -346,9 +348,10 @@ func (s *Store) Record(ctx context.Context, sub Submission) error {
 	return nil
 }
 
-// SetExitState records the job's final state as slurmctld reports it, over
-// whatever the node reported. It says whether an outcome row changed; false
-// also when no outcome for the job is stored yet.
+// SetExitState records the job's final state as slurmctld reports it: on
+// its submission (so jobs that never ran have one) and over whatever the
+// node reported on its outcome. It says whether an outcome row changed;
+// false also when no outcome for the job is stored yet.
 func (s *Store) SetExitState(ctx context.Context, jobID uint64, state string) (bool, error) {
 	if jobID == 0 || jobID > math.MaxInt64 || state == "" || len(state) > 32 {
 		return false, fmt.Errorf("store: exit state %q of job %d: %w", state, jobID, ErrInvalid)

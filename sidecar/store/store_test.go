@@ -374,7 +374,7 @@ func TestMigrations(t *testing.T) {
 		wantMsg     []string
 	}{
 		"reopen keeps data":    {},
-		"newer schema refused": {userVersion: 99, wantErr: store.ErrSchemaTooNew, wantMsg: []string{"99", "2"}},
+		"newer schema refused": {userVersion: 99, wantErr: store.ErrSchemaTooNew, wantMsg: []string{"99", fmt.Sprint(store.SchemaVersion)}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -390,8 +390,8 @@ func TestMigrations(t *testing.T) {
 				t.Fatal(err)
 			}
 			raw := rawDB(t, path)
-			if got := queryInt(t, raw, "PRAGMA user_version"); got != 2 {
-				t.Errorf("user_version = %d, want 2", got)
+			if got := queryInt(t, raw, "PRAGMA user_version"); got != int64(store.SchemaVersion) {
+				t.Errorf("user_version = %d, want %d", got, store.SchemaVersion)
 			}
 			if tc.userVersion != 0 {
 				if _, err := raw.Exec(fmt.Sprintf("PRAGMA user_version = %d", tc.userVersion)); err != nil {
@@ -728,5 +728,24 @@ func TestTrainingRows(t *testing.T) {
 	defer r.Close()
 	if rows, err := r.TrainingRows(ctx, t0.Add(2*time.Hour), 10); err != nil || len(rows) != 0 {
 		t.Errorf("since filter: %d rows, %v", len(rows), err)
+	}
+}
+
+// TestFinalStateWithoutOutcome: a job cancelled while pending never has an
+// outcome; its submission still learns Slurm's final state.
+func TestFinalStateWithoutOutcome(t *testing.T) {
+	path := dbPath(t)
+	s := openStore(t, path, store.Options{})
+	ctx := context.Background()
+	if err := s.Record(ctx, newSub(token(3)).Job(555).Obj()); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := s.SetExitState(ctx, 555, "CANCELLED")
+	if err != nil || changed {
+		t.Fatalf("SetExitState = %v, %v; want no outcome changed", changed, err)
+	}
+	var got string
+	if err := rawDB(t, path).QueryRow(`SELECT final_state FROM submissions WHERE job_id = 555`).Scan(&got); err != nil || got != "CANCELLED" {
+		t.Errorf("final_state = %q, %v", got, err)
 	}
 }

@@ -36,7 +36,7 @@ type op struct {
 
 type writeStmts struct {
 	scriptExists, insertScript, insertSubmission, linkJob, insertOutcome *sql.Stmt
-	linkOutcome, fillOutcome, exitState                                  *sql.Stmt
+	linkOutcome, fillOutcome, exitState, finalState                      *sql.Stmt
 }
 
 const (
@@ -70,7 +70,8 @@ FROM submissions s
 WHERE outcomes.job_id = ? AND s.token = ? AND outcomes.signature = ''`
 	// Slurm's final state is authoritative: the node cannot tell a
 	// cancelled job from a completed one (the Epilog sees exit 0:0).
-	exitStateSQL = `UPDATE outcomes SET exit_state = ? WHERE job_id = ? AND exit_state <> ?`
+	exitStateSQL  = `UPDATE outcomes SET exit_state = ? WHERE job_id = ? AND exit_state <> ?`
+	finalStateSQL = `UPDATE submissions SET final_state = ? WHERE job_id = ? AND final_state <> ?`
 	// ... and one that arrives after, at once.
 	fillOutcomeSQL = `
 UPDATE outcomes SET token = s.token, signature = s.signature
@@ -280,6 +281,7 @@ func (s *Store) commit(ctx context.Context, w *writer) error {
 		linkOutcome:      tx.StmtContext(ctx, s.writes.linkOutcome),
 		fillOutcome:      tx.StmtContext(ctx, s.writes.fillOutcome),
 		exitState:        tx.StmtContext(ctx, s.writes.exitState),
+		finalState:       tx.StmtContext(ctx, s.writes.finalState),
 	}
 	for i := range w.batch {
 		err := st.apply(ctx, w, &w.batch[i])
@@ -346,6 +348,9 @@ func (st *writeStmts) apply(ctx context.Context, w *writer, o *op) error {
 		}
 		return nil
 	case opExitState:
+		if _, err := st.finalState.ExecContext(ctx, o.token, o.jobID, o.token); err != nil {
+			return fmt.Errorf("final state: %w", err)
+		}
 		res, err := st.exitState.ExecContext(ctx, o.token, o.jobID, o.token)
 		if err != nil {
 			return fmt.Errorf("exit state: %w", err)
