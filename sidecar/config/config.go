@@ -52,6 +52,7 @@ type Config struct {
 	Predictor Predictor `mapstructure:"predictor"`
 	Node      Node      `mapstructure:"node"`
 	Live      Live      `mapstructure:"live"`
+	Balance   Balance   `mapstructure:"balance"`
 
 	// Path is the file the configuration was read from ("" when none existed).
 	Path string `mapstructure:"-"`
@@ -217,6 +218,37 @@ type Live struct {
 	ShardSmallJobs bool `mapstructure:"shard_small_jobs"`
 }
 
+// Balance is augurd's endpoint for running jobs (sidecar/balance): a job's
+// ranks report their step times and fetch a plan that evens out slow GPUs.
+// Requests are MUNGE-signed by the job's owner (or root or slurm_user).
+type Balance struct {
+	// Listen is a TCP address reachable from the compute nodes; empty (the
+	// default) turns the endpoint off.
+	Listen string `mapstructure:"listen"`
+	// MungeSocket is munged's socket ("" for libmunge's default).
+	MungeSocket string `mapstructure:"munge_socket"`
+	// MaxJobs bounds the jobs followed in memory; past it the job that
+	// reported least recently is forgotten.
+	MaxJobs int `mapstructure:"max_jobs"`
+	// JobIdle: a job that has not reported for this long is forgotten.
+	JobIdle time.Duration `mapstructure:"job_idle"`
+	// Window is how many step times are kept per rank.
+	Window int `mapstructure:"window"`
+	// SlowRatio is the slowdown (the median rank's speed over the rank's)
+	// at which a rank counts as slow, ClearRatio the one under which it
+	// stops, and Persist how many reports in a row it must stay over
+	// SlowRatio before it is called slow.
+	SlowRatio  float64 `mapstructure:"slow_ratio"`
+	ClearRatio float64 `mapstructure:"clear_ratio"`
+	Persist    int     `mapstructure:"persist"`
+	// MinGain is the least predicted gain (0.03 = 3%) for which a job's
+	// plan changes.
+	MinGain float64 `mapstructure:"min_gain"`
+	// OwnerCache is how long the owners of Slurm's jobs, read with one
+	// squeue, are trusted before they are read again.
+	OwnerCache time.Duration `mapstructure:"owner_cache"`
+}
+
 // PreemptSignals maps the accepted live.preempt_signal names to numbers (Linux).
 var PreemptSignals = map[string]int{"HUP": 1, "INT": 2, "USR1": 10, "USR2": 12, "TERM": 15, "CONT": 18}
 
@@ -269,6 +301,16 @@ func Default() Config {
 			MinRunTime:     10 * time.Minute,
 			MaxPreemptions: 3,
 			AdminSocket:    "/run/augur/admin.sock",
+		},
+		Balance: Balance{
+			MaxJobs:    1024,
+			JobIdle:    time.Hour,
+			Window:     20,
+			SlowRatio:  1.10,
+			ClearRatio: 1.05,
+			Persist:    3,
+			MinGain:    0.03,
+			OwnerCache: 30 * time.Second,
 		},
 	}
 }
@@ -498,6 +540,7 @@ func (c *Config) Validate() error {
 		bad("policy.site_factor_max", "is %d; give 0 (off) to %d", c.Policy.SiteFactorMax, 1<<30)
 	}
 	c.validateLive(bad)
+	c.validateBalance(bad)
 	return errors.Join(errs...)
 }
 
@@ -541,6 +584,34 @@ func (c *Config) validateLive(bad func(key, format string, args ...any)) {
 	}
 	if l.ShardSmallJobs {
 		bad("live.shard_small_jobs", "is not implemented in this version; leave it false")
+	}
+}
+
+func (c *Config) validateBalance(bad func(key, format string, args ...any)) {
+	b := c.Balance
+	if b.MaxJobs < 1 || b.MaxJobs > 1<<20 {
+		bad("balance.max_jobs", "is %d; give 1 to %d", b.MaxJobs, 1<<20)
+	}
+	if b.JobIdle < time.Minute || b.JobIdle > 30*24*time.Hour {
+		bad("balance.job_idle", "is %s; give 1m to 720h", b.JobIdle)
+	}
+	if b.Window < 3 || b.Window > 1000 {
+		bad("balance.window", "is %d; give 3 to 1000 step times per rank", b.Window)
+	}
+	if !(b.SlowRatio > 1) || b.SlowRatio > 10 {
+		bad("balance.slow_ratio", "is %v; give a ratio above 1 up to 10, e.g. 1.10 (10%% slower than the median rank)", b.SlowRatio)
+	}
+	if !(b.ClearRatio >= 1) || b.ClearRatio > b.SlowRatio {
+		bad("balance.clear_ratio", "is %v; give 1 up to balance.slow_ratio (%v)", b.ClearRatio, b.SlowRatio)
+	}
+	if b.Persist < 1 || b.Persist > 1000 {
+		bad("balance.persist", "is %d; give 1 to 1000 reports", b.Persist)
+	}
+	if !(b.MinGain >= 0) || b.MinGain > 1 {
+		bad("balance.min_gain", "is %v; give 0 to 1 (0.03 = 3%%)", b.MinGain)
+	}
+	if b.OwnerCache < time.Second || b.OwnerCache > time.Hour {
+		bad("balance.owner_cache", "is %s; give 1s to 1h", b.OwnerCache)
 	}
 }
 

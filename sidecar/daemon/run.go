@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/augur-hpc/augur/sidecar/balance"
 	"github.com/augur-hpc/augur/sidecar/config"
 	"github.com/augur-hpc/augur/sidecar/live"
 	"github.com/augur-hpc/augur/sidecar/metrics"
@@ -126,6 +127,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 			}
 		}()
 		log.Info("job report endpoint ready", "listen", oln.Addr().String())
+	}
+
+	// Running jobs' step times and rebalancing plans (balance.listen; off by default).
+	if err := balance.Start(ctx, cfg, st, allowed, balanceCounters{m}, log.With("component", "balance")); err != nil {
+		return fmt.Errorf("balance endpoint: %w", err)
 	}
 
 	if err := live.Start(ctx, cfg, st, m, log.With("component", "live")); err != nil {

@@ -92,6 +92,11 @@ type Metrics struct {
 	PredictionOver   *prometheus.CounterVec
 	GPUOOMJobs       prometheus.Counter
 	QueueJobs        *prometheus.GaugeVec
+	BalanceRequests  *prometheus.CounterVec
+	BalanceJobs      *prometheus.GaugeVec
+	BalanceSlowdown  prometheus.Histogram
+	BalancePlans     prometheus.Counter
+	BalanceGain      prometheus.Histogram
 
 	LivePasses       *prometheus.CounterVec
 	LivePassDuration prometheus.Histogram
@@ -171,6 +176,28 @@ func New(storePending func() float64) *Metrics {
 			Name: fq("", "gpu_oom_jobs_total"),
 			Help: "Job reports that look like GPU out-of-memory (peak near capacity and a failed end).",
 		}),
+		BalanceRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("balance", "requests_total"),
+			Help: "Requests to the rebalancing endpoint, by endpoint and result.",
+		}, []string{"endpoint", "result"}),
+		BalanceJobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: fq("balance", "jobs"),
+			Help: "Running jobs the rebalancing endpoint follows, and of them those with a slow rank.",
+		}, []string{"kind"}),
+		BalanceSlowdown: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    fq("balance", "slowdown_ratio"),
+			Help:    "Each assessed job's slowest rank against its median rank (1: no skew).",
+			Buckets: []float64{1, 1.05, 1.1, 1.2, 1.5, 2, 3, 5, 10},
+		}),
+		BalancePlans: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: fq("balance", "plan_changes_total"),
+			Help: "Rebalancing plans changed for running jobs.",
+		}),
+		BalanceGain: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    fq("balance", "plan_gain_ratio"),
+			Help:    "Predicted speed-up of a job when its plan changes (0.1: 10% faster).",
+			Buckets: []float64{0.03, 0.05, 0.1, 0.2, 0.5, 1, 2, 5},
+		}),
 		QueueJobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: fq("", "queue_jobs"),
 			Help: "Jobs in Slurm's queue by state, as augurd last read it.",
@@ -218,7 +245,8 @@ func New(storePending func() float64) *Metrics {
 	m.Registry.MustRegister(
 		m.Decisions, m.DecisionDuration, m.Predictions, m.GPURewrites, m.SiteFactors,
 		m.Refused, m.ShimFailOpen, m.ShimSkipped, m.ShimRoundTrip,
-		m.StoreErrors, m.StoreCommitWait, m.Outcomes, m.OutcomeLag, m.PredictionError, m.PredictionOver, m.GPUOOMJobs, m.QueueJobs, buildInfo, pending,
+		m.StoreErrors, m.StoreCommitWait, m.Outcomes, m.OutcomeLag, m.PredictionError, m.PredictionOver, m.GPUOOMJobs, m.QueueJobs,
+		m.BalanceRequests, m.BalanceJobs, m.BalanceSlowdown, m.BalancePlans, m.BalanceGain, buildInfo, pending,
 		m.LivePasses, m.LivePassDuration, m.LiveActions, m.LivePending, m.LivePaused,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -101,6 +101,26 @@ CREATE INDEX actions_kind ON actions (kind, at_ns);
 	`
 ALTER TABLE submissions ADD COLUMN final_state TEXT NOT NULL DEFAULT '';
 `,
+	// 4: skew within running jobs (sidecar/balance): each change of a job's
+	// slow ranks or of its rebalancing plan.
+	`
+CREATE TABLE skew (
+	id            INTEGER PRIMARY KEY,
+	job_id        INTEGER NOT NULL,
+	at_ns         INTEGER NOT NULL,
+	user_id       INTEGER NOT NULL,
+	event         TEXT NOT NULL CHECK (event IN ('plan', 'slow', 'recovered')),
+	ranks         INTEGER NOT NULL,
+	slow_ranks    TEXT NOT NULL,               -- JSON array of rank numbers
+	max_slowdown  REAL NOT NULL,               -- slowest rank's time over the median rank's for the same work
+	imbalance     REAL NOT NULL,               -- slowest step time over the mean, minus 1, with the shares in use
+	plan_version  INTEGER NOT NULL DEFAULT 0,
+	gain          REAL NOT NULL DEFAULT 0,     -- the plan's predicted throughput gain
+	plan_json     TEXT,                        -- the plan served (skew.Plan, and the pipeline split if any)
+	detail_json   TEXT                         -- the assessment (skew.Assessment)
+);
+CREATE INDEX skew_job ON skew (job_id, at_ns);
+`,
 }
 
 // ErrSchemaTooNew means the database was written by a newer build of augurd.
