@@ -15,7 +15,7 @@ GOFILES := $(shell find . -name '*.go' -not -path './tests/.cluster/*')
 export CGO_ENABLED := 1
 export CGO_CFLAGS := -I$(SLURM_INC) -O2 -Wno-deprecated-declarations
 
-.PHONY: help build build-test-plugin deps test test-unit fuzz e2e demo bench bench-submit lint clean cluster-up cluster-down
+.PHONY: help build build-test-plugin deps test test-unit test-contrib fuzz e2e demo bench bench-submit lint clean cluster-up cluster-down
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -53,6 +53,9 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+test-contrib: ## the Python client in contrib/balance (standard library only)
+	cd contrib/balance && python3 -m unittest -v test_augur_balance
+
 test-unit: ## unit tests with the race detector (as root it starts munged first, and the munge tests must run)
 	@if [ "$$(id -u)" = 0 ]; then tests/cluster/munge-up.sh; export AUGUR_REQUIRE_MUNGE=1; fi; \
 	  $(GO) test -race -count=1 ./...
@@ -70,7 +73,7 @@ e2e: build build-test-plugin ## end-to-end tests on a real slurmctld/slurmd (roo
 	tests/cluster/install-deps.sh
 	AUGUR_TEST_CLUSTER_DIR=$(CLUSTER) $(GO) test -tags e2e -count=1 -v -timeout 20m ./tests/e2e/
 
-test: deps lint test-unit fuzz e2e ## everything: lint, unit, fuzz (short), real-Slurm end to end
+test: deps lint test-unit test-contrib fuzz e2e ## everything: lint, unit, fuzz (short), real-Slurm end to end
 
 demo: build build-test-plugin ## bring up the local cluster and show Augur deciding realistic training jobs
 	tests/demo.sh $(CLUSTER)
