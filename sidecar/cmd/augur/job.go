@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -65,10 +66,35 @@ func runJob(args []string) error {
 		if err := enc.Encode(s); err != nil {
 			return err
 		}
-	} else if err := report.WriteStory(w, s, zone); err != nil {
-		return err
+	} else {
+		if err := report.WriteStory(w, s, zone); err != nil {
+			return err
+		}
+		if err := writeSkew(ctx, w, st, jobID); err != nil {
+			return err
+		}
 	}
 	return w.Flush()
+}
+
+// writeSkew adds what the rebalancing endpoint saw of the job: slow ranks
+// and the plans it handed out (nothing when the job never reported).
+func writeSkew(ctx context.Context, w io.Writer, st *store.Reader, jobID uint64) error {
+	recs, err := st.Skew(ctx, jobID, 5)
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	fmt.Fprintf(w, "\nSkew across the job's GPUs (from its step-time reports, newest first):\n")
+	for _, r := range recs {
+		fmt.Fprintf(w, "  %s  %-9s ranks %d, slow %v, slowest %.2fx the median, imbalance %.2f",
+			r.At.In(zone).Format("2006-01-02T15:04:05"), r.Event, r.Ranks, r.SlowRanks, r.MaxSlowdown, r.Imbalance)
+		if r.PlanVersion > 0 {
+			fmt.Fprintf(w, ", plan v%d (%.0f%% faster predicted)", r.PlanVersion, 100*r.Gain)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "  `augur balance %d` shows the current plan.\n", jobID)
+	return nil
 }
 
 func gpuTypes(cfg *config.Config) []report.GPUType {
