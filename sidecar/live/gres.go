@@ -21,30 +21,33 @@ const maxGresCount = 1 << 20
 // is informational here, never trusted to be well formed).
 func parseGresList(s string) []gres {
 	var out []gres
-	depth, start := 0, 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) {
-			switch s[i] {
-			case '(':
-				depth++
-				continue
-			case ')':
-				depth = max(depth-1, 0)
-				continue
-			case ',':
-				if depth > 0 {
-					continue
-				}
-			default:
-				continue
-			}
-		}
-		if g, ok := parseGres(s[start:i]); ok {
+	for _, part := range splitTop(s, '(', ')') {
+		if g, ok := parseGres(part); ok {
 			out = append(out, g)
 		}
-		start = i + 1
 	}
 	return out
+}
+
+// splitTop splits s at the commas that are not inside open...close
+// brackets: "gpu:a100:2(IDX:0-1),gpu:t4:1" or "n[1-3,5],m1".
+func splitTop(s string, open, close byte) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case open:
+			depth++
+		case close:
+			depth = max(depth-1, 0)
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
 }
 
 func parseGres(s string) (gres, bool) {

@@ -221,26 +221,8 @@ const maxHosts = 100000
 // common forms; an entry it cannot expand is kept as written.
 func expandHosts(s string) []string {
 	var out []string
-	depth, start := 0, 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) {
-			switch s[i] {
-			case '[':
-				depth++
-				continue
-			case ']':
-				depth = max(depth-1, 0)
-				continue
-			case ',':
-				if depth > 0 {
-					continue
-				}
-			default:
-				continue
-			}
-		}
-		out = append(out, expandOne(s[start:i])...)
-		start = i + 1
+	for _, part := range splitTop(s, '[', ']') {
+		out = append(out, expandOne(part)...)
 		if len(out) > maxHosts {
 			break
 		}
