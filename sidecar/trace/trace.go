@@ -85,54 +85,69 @@ func header(row []string, need ...string) (map[string]int, error) {
 	return ix, nil
 }
 
-// ParsePhilly reads the Philly trace as the Sia artifact processed it:
-// timestamp (YYYY-MM-DD HH:MM:SS, UTC), duration (seconds), num_gpus,
-// gpu_time, cluster. Jobs come back sorted by submission.
-func ParsePhilly(r io.Reader) ([]Job, error) {
+// eachRow reads a CSV with a header naming at least need, and calls fn
+// with each data row's line number, fields and the header's column index.
+// A short row or a CSV error is a format error naming the line.
+func eachRow(r io.Reader, need []string, fn func(line int, row []string, ix map[string]int) error) error {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
 	row, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrFormat, err)
+		return fmt.Errorf("%w: header: %v", ErrFormat, err)
 	}
-	ix, err := header(row, "timestamp", "duration", "num_gpus")
+	ix, err := header(row, need...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	width := 0
 	for _, i := range ix {
 		width = max(width, i+1)
 	}
-	var jobs []Job
 	for line := 2; ; line++ {
 		row, err := cr.Read()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
+			return fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
 		}
 		if len(row) < width {
-			return nil, bad(line, "%d fields, want %d", len(row), width)
+			return bad(line, "%d fields, want %d", len(row), width)
 		}
+		if err := fn(line, row, ix); err != nil {
+			return err
+		}
+	}
+}
+
+// ParsePhilly reads the Philly trace as the Sia artifact processed it:
+// timestamp (YYYY-MM-DD HH:MM:SS, UTC), duration (seconds), num_gpus,
+// gpu_time, cluster. Jobs come back sorted by submission.
+func ParsePhilly(r io.Reader) ([]Job, error) {
+	var jobs []Job
+	err := eachRow(r, []string{"timestamp", "duration", "num_gpus"}, func(line int, row []string, ix map[string]int) error {
 		ts, err := time.Parse(time.DateTime, strings.TrimSpace(row[ix["timestamp"]]))
 		if err != nil {
-			return nil, bad(line, "timestamp %q is not YYYY-MM-DD HH:MM:SS", row[ix["timestamp"]])
+			return bad(line, "timestamp %q is not YYYY-MM-DD HH:MM:SS", row[ix["timestamp"]])
 		}
 		d, err := number(line, "duration", row[ix["duration"]])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		g, err := gpus(line, row[ix["num_gpus"]])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		j := Job{ID: int64(len(jobs)), Submit: float64(ts.Unix()), Duration: d, GPUs: g}
 		if c, ok := ix["cluster"]; ok {
 			j.Group = strings.Clone(row[c])
 		}
 		jobs = append(jobs, j)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sortBySubmit(jobs)
 	return jobs, nil
@@ -183,54 +198,33 @@ func ParseGavel(r io.Reader) ([]Job, error) {
 // ParseTiresias reads a Tiresias simulator job file: a CSV with at least
 // job_id, num_gpu, submit_time and duration (seconds); model_name if present.
 func ParseTiresias(r io.Reader) ([]Job, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	row, err := cr.Read()
-	if err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrFormat, err)
-	}
-	ix, err := header(row, "job_id", "num_gpu", "submit_time", "duration")
-	if err != nil {
-		return nil, err
-	}
-	width := 0
-	for _, i := range ix {
-		width = max(width, i+1)
-	}
 	var jobs []Job
-	for line := 2; ; line++ {
-		row, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", ErrFormat, line, err)
-		}
-		if len(row) < width {
-			return nil, bad(line, "%d fields, want %d", len(row), width)
-		}
+	err := eachRow(r, []string{"job_id", "num_gpu", "submit_time", "duration"}, func(line int, row []string, ix map[string]int) error {
 		id, err := strconv.ParseInt(strings.TrimSpace(row[ix["job_id"]]), 10, 64)
 		if err != nil {
-			return nil, bad(line, "job_id %q is not an integer", row[ix["job_id"]])
+			return bad(line, "job_id %q is not an integer", row[ix["job_id"]])
 		}
 		g, err := gpus(line, row[ix["num_gpu"]])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		sub, err := number(line, "submit_time", row[ix["submit_time"]])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		d, err := number(line, "duration", row[ix["duration"]])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		j := Job{ID: id, Submit: sub, Duration: d, GPUs: g}
 		if m, ok := ix["model_name"]; ok {
 			j.Kind = strings.Clone(row[m])
 		}
 		jobs = append(jobs, j)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sortBySubmit(jobs)
 	return jobs, nil
