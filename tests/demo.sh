@@ -226,6 +226,10 @@ sql "INSERT INTO outcomes (job_id, token, user_id, signature, gpu_type, gpus,
             (900102, '', $UID_NOW, '$SIG_VIT',   'a100', 4, 29400, 1440, 'COMPLETED', $NOW_NS - 2 * $DAY_NS, 'demo'),
             (900201, '', $UID_NOW, '$SIG_LLAMA', 'a100', 2, 39000,  610, 'FAILED',    $NOW_NS - 2 * $DAY_NS, 'demo'),
             (900202, '', $UID_NOW, '$SIG_LLAMA', 'a100', 2, 38800,  590, 'FAILED',    $NOW_NS - 1 * $DAY_NS, 'demo')"
+say "augurd caches each job's history for 2 s; reports from the node agent clear"
+say "that cache at once, but these rows were written behind augurd's back, so we"
+say "give it those 2 seconds."
+sleep 2.5
 say "Recorded runs (outcomes table):"
 sql -header -column "SELECT job_id, signature, gpu_type, gpus, peak_gpu_mem_mib AS peak_mib,
                             runtime_sec, exit_state FROM outcomes ORDER BY job_id"

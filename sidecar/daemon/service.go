@@ -97,11 +97,16 @@ func PolicyFrom(cfg *config.Config) core.Policy {
 }
 
 // Reload applies a new configuration's policy to the next decisions.
+// It also drops the cached histories, so outcomes imported behind augurd's
+// back count from the next submission on.
 func (s *Service) Reload(cfg *config.Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg = cfg
 	s.publish()
+	if s.hist != nil {
+		s.hist.invalidate()
+	}
 }
 
 // SetModel makes the next decisions use a newly trained model.
