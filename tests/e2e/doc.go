@@ -4,6 +4,10 @@
 //
 //	go test -tags e2e ./tests/e2e/   (make e2e builds first and runs this)
 //
+// The load and fault tests (zz_*_test.go) run last on purpose: they leave
+// thousands of finished jobs in slurmctld for MinJobAge, which slows every
+// squeue --json the other tests make.
+//
 // Without the e2e build tag the package is empty, so `go test ./...` stays a
 // unit-test run that needs neither root nor Slurm.
 package e2e
