@@ -143,7 +143,7 @@ func cdf(pts []Point) string {
 		vals[i] = math.Max(p.X, 1)
 	}
 	lo, hi := logRange(vals...)
-	x := xAxis(lo, hi, true, "job completion time (submit to end)", func(v float64) string { return human(v) })
+	x := xAxis(lo, hi, true, "job completion time (submit to end)", func(v float64) string { return Human(v) })
 	y := yAxis(0, 1, false, "fraction of jobs", func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) })
 	svgStart(&b, "JCT CDF", x, y)
 	if len(pts) > 0 {
@@ -241,7 +241,7 @@ func WriteHTML(w io.Writer, s *Summary, loc *time.Location) error {
 	p("<figure>%s<figcaption>Peak GPU memory per GPU: predicted against measured; red points used more than predicted.</figcaption></figure>\n",
 		scatter("GPU memory: predicted vs measured", "GPU memory", inGiB(s.MemPoints), gibTick))
 	p("<figure>%s<figcaption>Runtime of completed jobs: predicted against measured.</figcaption></figure>\n",
-		scatter("Runtime: predicted vs measured", "runtime", s.RuntimePoints, human))
+		scatter("Runtime: predicted vs measured", "runtime", s.RuntimePoints, Human))
 	p("</div>\n")
 
 	p("<h2>GPU out-of-memory</h2>\n<p>%d jobs look like they died of GPU out-of-memory (%.1f GPU-hours); %d submissions were refused as certain to, before they could fail.</p>\n",
@@ -278,7 +278,7 @@ func WriteHTML(w io.Writer, s *Summary, loc *time.Location) error {
 			name = "(default)"
 		}
 		p("<tr><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", e(name), ps.Jobs,
-			human(ps.Wait.P50), human(ps.Wait.P95), human(ps.Wait.Max), human(ps.JCT.P50), human(ps.JCT.P95), human(ps.JCT.Mean))
+			Human(ps.Wait.P50), Human(ps.Wait.P95), Human(ps.Wait.Max), Human(ps.JCT.P50), Human(ps.JCT.P95), Human(ps.JCT.Mean))
 	}
 	p("</table>\n<figure>%s<figcaption>Fraction of jobs completed within a time from their submission.</figcaption></figure>\n", cdf(s.JCTCDF))
 

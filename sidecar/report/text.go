@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// human formats seconds as a short duration: 45s, 12.5m, 3.2h, 1.5d.
-func human(sec float64) string {
+// Human formats seconds as a short duration: 45s, 12.5m, 3.2h, 1.5d.
+func Human(sec float64) string {
 	switch {
 	case sec >= 86400:
 		return fmt.Sprintf("%.1fd", sec/86400)
@@ -112,8 +112,8 @@ func WriteText(w io.Writer, s *Summary, loc *time.Location) error {
 		if name == "" {
 			name = "(default)"
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, ps.Jobs, human(ps.Wait.P50), human(ps.Wait.P95),
-			human(ps.Wait.Max), human(ps.JCT.P50), human(ps.JCT.P95), human(ps.JCT.Mean))
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, ps.Jobs, Human(ps.Wait.P50), Human(ps.Wait.P95),
+			Human(ps.Wait.Max), Human(ps.JCT.P50), Human(ps.JCT.P95), Human(ps.JCT.Mean))
 	}
 	tw.Flush()
 	p("\n")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/augur-hpc/augur/sidecar/report"
 	"io"
 	"os"
 	"path/filepath"
@@ -289,23 +290,10 @@ func printTable(w io.Writer, rep simReport, results []sim.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "POLICY\tAVG JCT\tMEDIAN\tP95\tP99\tAVG QUEUE\tMAKESPAN\tUTIL\tSPEED\tPREEMPT\tMIGRATE\tOOM\tMAX SLOWDOWN\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%d\t%d\t%d\t%.0f\t\n", r.Policy, dur(r.AvgJCT), dur(r.MedianJCT),
-			dur(r.P95JCT), dur(r.P99JCT), dur(r.AvgQueue), dur(r.Makespan), 100*r.Utilization, r.Speed, r.Preemptions, r.Migrations, r.OOMFailures, r.MaxSlowdown)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%d\t%d\t%d\t%.0f\t\n", r.Policy, report.Human(r.AvgJCT), report.Human(r.MedianJCT),
+			report.Human(r.P95JCT), report.Human(r.P99JCT), report.Human(r.AvgQueue), report.Human(r.Makespan), 100*r.Utilization, r.Speed, r.Preemptions, r.Migrations, r.OOMFailures, r.MaxSlowdown)
 	}
 	return tw.Flush()
-}
-
-// dur writes seconds the way a person reads them.
-func dur(s float64) string {
-	switch {
-	case s >= 86400:
-		return fmt.Sprintf("%.1fd", s/86400)
-	case s >= 3600:
-		return fmt.Sprintf("%.1fh", s/3600)
-	case s >= 60:
-		return fmt.Sprintf("%.1fm", s/60)
-	}
-	return fmt.Sprintf("%.0fs", s)
 }
 
 // bar is a progress bar on a terminal; with no writer it does nothing.
