@@ -22,6 +22,8 @@ type LinkStore interface {
 	Accuracy(ctx context.Context, jobID uint64) (store.Accuracy, bool, error)
 	Queue(sub store.Submission) error
 	SetExitState(ctx context.Context, jobID uint64, state string) (bool, error)
+	Unlinked(ctx context.Context, from, to time.Time, limit int) ([]store.Unlinked, error)
+	MarkOrphaned(ctx context.Context, token string) (bool, error)
 }
 
 // Linker ties submissions to the job ids Slurm gave them. At submission the
@@ -34,6 +36,18 @@ type LinkStore interface {
 // A token augurd has no record of (its record died with a killed augurd
 // before the writer committed it) is recovered from the job itself: the
 // annotation in AdminComment is the decision, so nothing is lost.
+//
+// The reverse, a record whose token no job carries, is an orphan: augurd's
+// answer reached the shim after its deadline (the job went in unchanged),
+// or slurmctld refused the job after Augur accepted it. After each pass the
+// linker marks such records final_state ORPHANED (store.FinalOrphaned), but
+// only once it is sure: a record received at R is an orphan when a pass
+// that succeeded at some P with R+OrphanAfter <= P <= R+JobHorizon found no
+// job carrying its token. Before R+OrphanAfter the job may not exist yet;
+// after R+JobHorizon (slurmctld's MinJobAge) a job that ended may be gone
+// from the queue. Held jobs stay in the queue, so they are always found; a
+// record from before this augurd's first pass (it was down) is judged only
+// if that pass came within JobHorizon of it, and otherwise left unmarked.
 type Linker struct {
 	Slurm JobLister
 	Store LinkStore
@@ -47,11 +61,31 @@ type Linker struct {
 	Linked func(store.Accuracy)
 	// Queue is called after each pass with the number of jobs by state.
 	Queue func(byState map[string]int)
+	// Orphaned is called with the number of records marked ORPHANED by a pass.
+	Orphaned func(n int)
+
+	// OrphanAfter is how old a record must be before a pass that misses its
+	// token counts (default DefaultOrphanAfter); JobHorizon is how long
+	// slurmctld lists a finished job (MinJobAge; default DefaultJobHorizon).
+	OrphanAfter, JobHorizon time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
 
 	linked map[uint64]bool      // job ids already linked (or recovered)
+	passes []time.Time          // successful passes within the last JobHorizon, oldest first
 	final  map[uint64]time.Time // finished jobs: when first seen finished
 	poke   chan struct{}
 }
+
+// Defaults of Linker.OrphanAfter and Linker.JobHorizon. Slurm's MinJobAge
+// defaults to 300 s; a site that lowers it should lower JobHorizon too.
+const (
+	DefaultOrphanAfter = time.Minute
+	DefaultJobHorizon  = 5 * time.Minute
+)
+
+// maxOrphanSweep bounds the records one pass reads for the orphan sweep.
+const maxOrphanSweep = 1000
 
 // finalWindow is how long after a job is first seen finished the linker
 // keeps trying to correct its outcome's exit state (the node's report
@@ -91,11 +125,17 @@ func (l *Linker) Pass(ctx context.Context) (linked, recovered int, err error) {
 	if l.final == nil || len(l.final) > maxLinked {
 		l.final = map[uint64]time.Time{}
 	}
+	clock := l.Now
+	if clock == nil {
+		clock = time.Now
+	}
+	// The pass's time is taken before reading the queue: a job submitted
+	// after it may be missing from what squeue returns.
+	now := clock()
 	jobs, err := l.Slurm.Jobs(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
-	now := time.Now()
 	if l.Queue != nil {
 		byState := map[string]int{"PENDING": 0, "RUNNING": 0}
 		for _, j := range jobs {
@@ -136,7 +176,76 @@ func (l *Linker) Pass(ctx context.Context) (linked, recovered int, err error) {
 		}
 		l.linked[j.ID] = true
 	}
+	// Every token in the queue is linked (or recovered) now: what is still
+	// unlinked was not in the queue at now.
+	l.passes = append(l.passes, now)
+	if n, err := l.sweepOrphans(ctx, now); err != nil {
+		l.Log.Warn("orphan sweep failed; retrying next pass", "err", err)
+	} else if n > 0 && l.Orphaned != nil {
+		l.Orphaned(n)
+	}
 	return linked, recovered, nil
+}
+
+// sweepOrphans marks the records that a pass should have found but did not
+// (see Linker) and returns how many it marked.
+func (l *Linker) sweepOrphans(ctx context.Context, now time.Time) (int, error) {
+	after, horizon := l.OrphanAfter, l.JobHorizon
+	if after <= 0 {
+		after = DefaultOrphanAfter
+	}
+	if horizon <= 0 {
+		horizon = DefaultJobHorizon
+	}
+	if horizon < after {
+		horizon = after
+	}
+	// A pass older than now-horizon can only vouch for records older than
+	// it minus horizon plus after, all of which it has been asked about.
+	keep := 0
+	for keep < len(l.passes) && l.passes[keep].Before(now.Add(-horizon)) {
+		keep++
+	}
+	l.passes = l.passes[keep:]
+	if len(l.passes) == 0 {
+		return 0, nil
+	}
+	from := l.passes[0].Add(-horizon)
+	to := l.passes[len(l.passes)-1].Add(-after).Add(time.Nanosecond) // to is exclusive
+	if !to.After(from) {
+		return 0, nil
+	}
+	recs, err := l.Store.Unlinked(ctx, from, to, maxOrphanSweep)
+	if err != nil {
+		return 0, err
+	}
+	marked := 0
+	for _, r := range recs {
+		if !l.vouched(r.ReceivedAt, after, horizon) {
+			continue
+		}
+		ok, err := l.Store.MarkOrphaned(ctx, r.Token)
+		if err != nil {
+			return marked, err
+		}
+		if ok {
+			marked++
+			l.Log.Info("submission marked ORPHANED: no job carries its token (the shim had stopped waiting, or slurmctld refused the job)",
+				"token", r.Token, "received_at", r.ReceivedAt, "age_seconds", now.Sub(r.ReceivedAt).Seconds())
+		}
+	}
+	return marked, nil
+}
+
+// vouched says whether a successful pass came within [at+after, at+horizon].
+func (l *Linker) vouched(at time.Time, after, horizon time.Duration) bool {
+	lo, hi := at.Add(after), at.Add(horizon)
+	for _, p := range l.passes {
+		if !p.Before(lo) && !p.After(hi) {
+			return true
+		}
+	}
+	return false
 }
 
 // correct makes a finished job's stored outcome carry Slurm's final state,

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -28,6 +29,20 @@ const shutdownGrace = 2 * time.Second
 // linkInterval is how often the linker reads the queue.
 const linkInterval = 10 * time.Second
 
+// runAsWarning says what is wrong when augurd runs as root while slurm_user
+// names another user ("" when nothing is). augurd needs no privilege: as
+// root it would create its socket and store owned by root, which the
+// SlurmUser then cannot use after a switch to the documented User=.
+func runAsWarning(euid uint32, slurmUser string) string {
+	if euid != 0 {
+		return ""
+	}
+	if u, err := user.Lookup(slurmUser); err == nil && u.Uid == "0" || slurmUser == "0" || slurmUser == "root" {
+		return ""
+	}
+	return "augurd runs as root but slurm_user is not root: run it as the SlurmUser (systemd User=, see contrib/systemd/augurd.service); files it creates now belong to root"
+}
+
 // Run is augurd's life: open the store, serve metrics and the shim socket,
 // apply configurations arriving on reload, and stop cleanly when ctx ends.
 // The socket opens last, so the shim fails open (rather than waits) until
@@ -42,6 +57,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 	if err != nil {
 		// A SlurmUser that does not resolve here would lock slurmctld out.
 		return fmt.Errorf("slurm_user / socket.allowed_users: %w", err)
+	}
+	if msg := runAsWarning(uint32(os.Geteuid()), cfg.SlurmUser); msg != "" {
+		log.Warn(msg, "euid", os.Geteuid(), "slurm_user", cfg.SlurmUser)
 	}
 
 	st, err := store.Open(ctx, cfg.Store.Path, store.Options{Logger: log.With("component", "store")})
@@ -100,6 +118,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 	linker := NewLinker(slurm.CLI{}, st, log.With("component", "linker"))
 	linker.StateChanged = svc.OutcomesChanged
 	linker.Linked = func(a store.Accuracy) { observeAccuracy(m, a) }
+	linker.Orphaned = func(n int) { m.OrphanedSubmissions.Add(float64(n)) }
 	linker.Queue = func(byState map[string]int) {
 		for state, n := range byState {
 			m.QueueJobs.WithLabelValues(strings.ToLower(state)).Set(float64(n))

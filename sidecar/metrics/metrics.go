@@ -103,6 +103,9 @@ type Metrics struct {
 	LiveActions      *prometheus.CounterVec
 	LivePending      prometheus.Gauge
 	LivePaused       prometheus.Gauge
+
+	// OrphanedSubmissions counts records the linker marked ORPHANED.
+	OrphanedSubmissions prometheus.Counter
 }
 
 // New creates the metrics and registers them, with the Go and process
@@ -251,6 +254,11 @@ func New(storePending func() float64) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	m.OrphanedSubmissions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: fq("", "orphaned_submissions_total"),
+		Help: "Decisions that no Slurm job carries (the shim had stopped waiting, or slurmctld refused the job), marked ORPHANED by the linker.",
+	})
+	m.Registry.MustRegister(m.OrphanedSubmissions)
 	for _, a := range []Action{ActionAccept, ActionReject} {
 		m.Decisions.WithLabelValues(string(a))
 	}

@@ -121,6 +121,13 @@ CREATE TABLE skew (
 );
 CREATE INDEX skew_job ON skew (job_id, at_ns);
 `,
+	// 5: the linker's orphan sweep (Store.Unlinked) reads accepted
+	// submissions that no job has claimed yet; this index holds only those,
+	// so the sweep stays cheap however large the table grows.
+	`
+CREATE INDEX submissions_unlinked ON submissions (received_at_ns)
+	WHERE job_id IS NULL AND final_state = '' AND action = 'accept';
+`,
 }
 
 // ErrSchemaTooNew means the database was written by a newer build of augurd.

@@ -166,7 +166,7 @@ type Store struct {
 	opts Options
 
 	// Read statements, prepared once on db.
-	historyStmt, submissionStmt, countStmt *sql.Stmt
+	historyStmt, submissionStmt, countStmt, unlinkedStmt *sql.Stmt
 	// Write statements, prepared once on db and bound to each transaction.
 	writes writeStmts
 
@@ -267,6 +267,8 @@ func open(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 		{&s.writes.fillOutcome, fillOutcomeSQL},
 		{&s.writes.exitState, exitStateSQL},
 		{&s.writes.finalState, finalStateSQL},
+		{&s.writes.orphan, orphanSQL},
+		{&s.unlinkedStmt, unlinkedSQL},
 	}
 	for _, st := range stmts {
 		p, err := db.PrepareContext(ctx, st.query)
@@ -294,7 +296,7 @@ func (s *Store) closeStmts() error {
 		s.historyStmt, s.submissionStmt, s.countStmt,
 		s.writes.scriptExists, s.writes.insertScript, s.writes.insertSubmission,
 		s.writes.linkJob, s.writes.insertOutcome, s.writes.linkOutcome, s.writes.fillOutcome, s.writes.exitState,
-		s.writes.finalState,
+		s.writes.finalState, s.writes.orphan, s.unlinkedStmt,
 	} {
 		if st != nil {
 			errs = append(errs, st.Close())

@@ -18,6 +18,7 @@ const (
 	opLink
 	opOutcome
 	opExitState
+	opOrphan
 )
 
 // op is one queued write and the channel its caller waits on.
@@ -25,10 +26,10 @@ type op struct {
 	kind  opKind
 	sub   *Submission // opSubmit
 	sum   [32]byte    // opSubmit: sha256 of sub.Script
-	token string      // opLink; opExitState: the state
+	token string      // opLink, opOrphan; opExitState: the state
 	jobID int64       // opLink, opExitState
 	out   *Outcome    // opOutcome
-	added *bool       // opOutcome: set when the row was new
+	added *bool       // opOutcome: set when the row was new; opOrphan: when it was marked
 	// detached: nobody waits for the result (Queue); the writer logs failures.
 	detached bool
 	done     chan error // capacity 1; gets the op's result once committed
@@ -36,7 +37,7 @@ type op struct {
 
 type writeStmts struct {
 	scriptExists, insertScript, insertSubmission, linkJob, insertOutcome *sql.Stmt
-	linkOutcome, fillOutcome, exitState, finalState                      *sql.Stmt
+	linkOutcome, fillOutcome, exitState, finalState, orphan              *sql.Stmt
 }
 
 const (
@@ -54,7 +55,14 @@ INSERT INTO submissions (
 	decision_us, job_id, features_json
 ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (token) DO NOTHING`
-	linkJobSQL       = `UPDATE submissions SET job_id = ? WHERE token = ?`
+	// A submission marked ORPHANED whose job turns up after all is one
+	// again: the mark goes.
+	linkJobSQL = `
+UPDATE submissions SET job_id = ?, final_state = iif(final_state = 'ORPHANED', '', final_state)
+WHERE token = ?`
+	// orphanSQL marks a submission no job claimed (see Store.MarkOrphaned).
+	orphanSQL = `UPDATE submissions SET final_state = 'ORPHANED'
+WHERE token = ? AND job_id IS NULL AND final_state = '' AND action = 'accept'`
 	insertOutcomeSQL = `
 INSERT INTO outcomes (
 	job_id, token, user_id, signature, gpu_type, gpus, peak_gpu_mem_mib, runtime_sec,
@@ -282,6 +290,7 @@ func (s *Store) commit(ctx context.Context, w *writer) error {
 		fillOutcome:      tx.StmtContext(ctx, s.writes.fillOutcome),
 		exitState:        tx.StmtContext(ctx, s.writes.exitState),
 		finalState:       tx.StmtContext(ctx, s.writes.finalState),
+		orphan:           tx.StmtContext(ctx, s.writes.orphan),
 	}
 	for i := range w.batch {
 		err := st.apply(ctx, w, &w.batch[i])
@@ -354,6 +363,16 @@ func (st *writeStmts) apply(ctx context.Context, w *writer, o *op) error {
 		res, err := st.exitState.ExecContext(ctx, o.token, o.jobID, o.token)
 		if err != nil {
 			return fmt.Errorf("exit state: %w", err)
+		}
+		if o.added != nil {
+			n, _ := res.RowsAffected()
+			*o.added = n == 1
+		}
+		return nil
+	case opOrphan:
+		res, err := st.orphan.ExecContext(ctx, o.token)
+		if err != nil {
+			return fmt.Errorf("mark orphaned: %w", err)
 		}
 		if o.added != nil {
 			n, _ := res.RowsAffected()
