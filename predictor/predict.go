@@ -89,6 +89,9 @@ type Outcome struct {
 	ExitState     string // COMPLETED, FAILED, TIMEOUT, OUT_OF_MEMORY, ...
 	GPUType       string
 	EndedAt       time.Time
+	// MeanSMUtil is the run's mean SM utilisation over its GPUs, in percent
+	// (0: no telemetry).
+	MeanSMUtil float64
 	// Features are the run's script features (its batch size above all),
 	// zero when the submission is not known; see Sample.
 	Features Features
