@@ -115,6 +115,9 @@ type Cluster struct {
 type GPUType struct {
 	Name   string   `mapstructure:"name"`
 	Memory ByteSize `mapstructure:"memory"`
+	// Shards is how many gres/shard each GPU of this type carries (gres.conf
+	// "Name=shard Count=N File=<that GPU>"); 0: the type is never shared.
+	Shards int `mapstructure:"shards"`
 }
 
 // Policy tunes the submission decision.
@@ -137,6 +140,10 @@ type Policy struct {
 	// jobs with a runtime prediction (shorter predicted jobs get more); 0 turns
 	// the initial SiteFactor off.
 	SiteFactorMax int64 `mapstructure:"site_factor_max"`
+	// ShardSmallJobs turns a one-GPU request into a gres/shard request on a
+	// type with shards (cluster.gpu_types[].shards) when the job's earlier
+	// runs show that a few shards hold its peak memory and its GPU use.
+	ShardSmallJobs bool `mapstructure:"shard_small_jobs"`
 }
 
 // Predictor is the trained model's life in augurd.
@@ -213,9 +220,6 @@ type Live struct {
 	// AdminSocket is where `augur pause`, `augur resume` and `augur status`
 	// reach augurd (root and slurm_user only, checked with SO_PEERCRED).
 	AdminSocket string `mapstructure:"admin_socket"`
-	// ShardSmallJobs would give small one-GPU jobs a gres/shard request
-	// (not implemented yet: must stay false).
-	ShardSmallJobs bool `mapstructure:"shard_small_jobs"`
 }
 
 // Balance is augurd's endpoint for running jobs (sidecar/balance): a job's
@@ -500,6 +504,12 @@ func (c *Config) Validate() error {
 		if t.Memory <= 0 {
 			bad(key+".memory", "must be the GPU's memory, e.g. 80GiB")
 		}
+		if t.Shards < 0 || t.Shards > MaxShardsPerGPU {
+			bad(key+".shards", "is %d; give gres.conf's shard Count per GPU of this type (0 to %d)", t.Shards, MaxShardsPerGPU)
+		}
+	}
+	if c.Policy.ShardSmallJobs && !c.Cluster.HasShards() {
+		bad("policy.shard_small_jobs", "needs a type with shards in cluster.gpu_types (e.g. {name: t4, memory: 16GiB, shards: 4})")
 	}
 	if c.Policy.HistoryMinRuns < 1 {
 		bad("policy.history_min_runs", "is %d; give 1 or more", c.Policy.HistoryMinRuns)
@@ -582,9 +592,6 @@ func (c *Config) validateLive(bad func(key, format string, args ...any)) {
 	if l.AdminSocket == "" || !strings.HasPrefix(l.AdminSocket, "/") || len(l.AdminSocket) > 104 {
 		bad("live.admin_socket", "must be an absolute path under 104 bytes, got %q", l.AdminSocket)
 	}
-	if l.ShardSmallJobs {
-		bad("live.shard_small_jobs", "is not implemented in this version; leave it false")
-	}
 }
 
 func (c *Config) validateBalance(bad func(key, format string, args ...any)) {
@@ -625,6 +632,19 @@ func validGresName(s string) bool {
 		}
 	}
 	return true
+}
+
+// MaxShardsPerGPU bounds cluster.gpu_types[].shards.
+const MaxShardsPerGPU = 1024
+
+// HasShards reports whether any configured GPU type carries gres/shard.
+func (c *Cluster) HasShards() bool {
+	for _, t := range c.GPUTypes {
+		if t.Shards > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // GPUType returns the configured type of that name.

@@ -46,16 +46,16 @@ shim: {timeout: 80ms, cooldown: 1m}
 socket: {mode: "0600"}
 cluster:
   gpu_types:
-    - {name: t4, memory: 16GiB}
+    - {name: t4, memory: 16GiB, shards: 4}
     - {name: a100, memory: 80G}
     - {name: h100, memory: 85899345920}
-policy: {rewrite_typeless_gpus: true, site_factor_max: 5000}
+policy: {rewrite_typeless_gpus: true, site_factor_max: 5000, shard_small_jobs: true}
 `,
 			want: func(c *Config) {
 				c.Shim.Timeout, c.Shim.Cooldown = 80*time.Millisecond, time.Minute
 				c.Socket.Mode = 0o600
-				c.Cluster.GPUTypes = []GPUType{{"t4", 16 << 30}, {"a100", 80 << 30}, {"h100", 80 << 30}}
-				c.Policy.RewriteTypelessGPUs, c.Policy.SiteFactorMax = true, 5000
+				c.Cluster.GPUTypes = []GPUType{{"t4", 16 << 30, 4}, {"a100", 80 << 30, 0}, {"h100", 80 << 30, 0}}
+				c.Policy.RewriteTypelessGPUs, c.Policy.SiteFactorMax, c.Policy.ShardSmallJobs = true, 5000, true
 			},
 		},
 		"environment beats the file": {
@@ -108,6 +108,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		"threshold":            {"shim: {failure_threshold: 0}\n", "shim.failure_threshold"},
 		"negative site factor": {"policy: {site_factor_max: -1}\n", "policy.site_factor_max"},
 		"not yaml":             {"shim: [\n", "YAML"},
+		"negative shards":      {"cluster: {gpu_types: [{name: t4, memory: 1G, shards: -1}]}\n", "cluster.gpu_types[0].shards"},
+		"shards without types": {"cluster: {gpu_types: [{name: t4, memory: 1G}]}\npolicy: {shard_small_jobs: true}\n", "policy.shard_small_jobs"},
 		"wrong shape":          {"shim: 5\n", "shim"},
 	}
 	for name, tc := range cases {

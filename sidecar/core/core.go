@@ -14,6 +14,8 @@ import (
 type GPUType struct {
 	Name   string
 	MemMiB float64
+	// Shards is how many gres/shard each GPU of the type carries (0: none).
+	Shards int
 }
 
 // Policy is the site's choices for submissions.
@@ -31,6 +33,8 @@ type Policy struct {
 	MinRunsToReject int
 	// SiteFactorMax is the largest initial SiteFactor; 0 sets none.
 	SiteFactorMax int64
+	// ShardSmallJobs gives small one-GPU jobs gres/shard instead (see shard.go).
+	ShardSmallJobs bool
 }
 
 // GPUMemMiB returns each type's memory, keyed by name.
@@ -110,7 +114,7 @@ func Decide(in Input) Decision {
 	}
 	d.Prediction = in.Predictor.Predict(job, in.History)
 
-	if tres, typ, note := rewriteTooSmall(in, job, d.Prediction); tres != nil {
+	if tres, typ, note := rewriteTooSmall(in, job, d.Prediction); tres != nil && tres.Validate() == nil {
 		d.TRES = tres
 		d.Notes = append(d.Notes, note)
 		if sf, ok := siteFactor(in.Policy, d.Prediction); ok {
@@ -128,12 +132,26 @@ func Decide(in Input) Decision {
 	}
 
 	placed := ""
-	if gresErr == nil {
+	if tres, where, note := shardSmall(in, job, d.Prediction); tres != nil {
+		d.TRES, placed = tres, where
+		d.Notes = append(d.Notes, note)
+	} else if note != "" {
+		d.Notes = append(d.Notes, note)
+	}
+	if gresErr == nil && d.TRES == nil {
 		if tres, typ, note := rewriteTypeless(in, job, d.Prediction); tres != nil {
 			d.TRES, placed = tres, typ
 			d.Notes = append(d.Notes, note)
 		} else if note != "" {
 			d.Notes = append(d.Notes, note)
+		}
+	}
+	if d.TRES != nil {
+		if err := d.TRES.Validate(); err != nil {
+			// A rewrite keeps the user's other strings as they came; one
+			// Slurm could not parse leaves the request as it was.
+			d.TRES, placed = nil, ""
+			d.Notes = append(d.Notes, "GPU request left alone: "+err.Error())
 		}
 	}
 	if sf, ok := siteFactor(in.Policy, d.Prediction); ok {
@@ -295,7 +313,9 @@ func annotation(token string, p predictor.Prediction, placed string) string {
 	if p.Runs > 0 {
 		fmt.Fprintf(&b, " runs=%d", p.Runs)
 	}
-	if placed != "" {
+	if shard, ok := strings.CutPrefix(placed, "shard:"); ok {
+		fmt.Fprintf(&b, " shard=%s", shard)
+	} else if placed != "" {
 		fmt.Fprintf(&b, " gpu_type=%s", placed)
 	}
 	return b.String()

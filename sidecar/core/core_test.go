@@ -22,7 +22,7 @@ func (b *req) minutes(m uint32) *req { b.r.TimeLimitMin = m; return b }
 func (b *req) obj() *wire.Request    { r := b.r; return &r }
 
 var sitePolicy = Policy{
-	GPUTypes:         []GPUType{{"t4", 16384}, {"a100", 81920}},
+	GPUTypes:         []GPUType{{"t4", 16384, 0}, {"a100", 81920, 0}},
 	RewriteTypeless:  true,
 	RejectCertainOOM: true,
 	MinRunsToReject:  1,
@@ -175,6 +175,7 @@ func FuzzDecide(f *testing.F) {
 	f.Add("t", "gres:gpu:2", "", "#!/bin/sh\ntrue\n", uint32(60), 10240.0, 600.0)
 	f.Add("t", "gres:gpu:t4:1", "gres:gpu:4", "#SBATCH --gres=gpu:1\n", uint32(0), 1e9, -1.0)
 	f.Add("t", "\xff", "gres:shard:1k", "", uint32(1<<31), 0.0, 1e300)
+	f.Add("t", "gres:gpu:1,gres:nvme:1", "", "#!/bin/sh\n", uint32(10), 3000.0, 200.0)
 	f.Fuzz(func(t *testing.T, token, node, job, script string, minutes uint32, mem, sec float64) {
 		body := []byte(`{"v":1,"token":` + quote(token) + `}`)
 		r, err := wire.DecodeRequest(body)
@@ -183,11 +184,13 @@ func FuzzDecide(f *testing.F) {
 		}
 		r.TRES = wire.TRES{PerNode: node, PerJob: job}
 		r.Script, r.TimeLimitMin = script, minutes
-		hist := []predictor.Outcome{{PeakGPUMemMiB: mem, RuntimeSec: sec, ExitState: "COMPLETED"}}
-		d := decide(r, hist, sitePolicy)
-		resp := d.Response(r.Token)
-		if err := resp.Validate(r.Token); err != nil {
-			t.Fatalf("decision does not validate: %v (%+v)", err, resp)
+		hist := []predictor.Outcome{{PeakGPUMemMiB: mem, RuntimeSec: sec, ExitState: "COMPLETED", MeanSMUtil: sec / 10}}
+		for _, pol := range []Policy{sitePolicy, shardPolicy} {
+			d := decide(r, hist, pol)
+			resp := d.Response(r.Token)
+			if err := resp.Validate(r.Token); err != nil {
+				t.Fatalf("decision does not validate: %v (%+v)", err, resp)
+			}
 		}
 	})
 }

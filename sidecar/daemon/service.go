@@ -89,9 +89,10 @@ func PolicyFrom(cfg *config.Config) core.Policy {
 		RejectCertainOOM: cfg.Policy.RejectCertainOOM,
 		MinRunsToReject:  cfg.Policy.HistoryMinRuns,
 		SiteFactorMax:    cfg.Policy.SiteFactorMax,
+		ShardSmallJobs:   cfg.Policy.ShardSmallJobs,
 	}
 	for _, t := range cfg.Cluster.GPUTypes {
-		p.GPUTypes = append(p.GPUTypes, core.GPUType{Name: t.Name, MemMiB: t.Memory.MiB()})
+		p.GPUTypes = append(p.GPUTypes, core.GPUType{Name: t.Name, MemMiB: t.Memory.MiB(), Shards: t.Shards})
 	}
 	return p
 }
@@ -197,7 +198,7 @@ func PredictorOutcomes(rows []store.Outcome) []predictor.Outcome {
 	for i, o := range rows {
 		out[i] = predictor.Outcome{
 			JobID: o.JobID, PeakGPUMemMiB: o.PeakGPUMemMiB, RuntimeSec: o.RuntimeSec,
-			ExitState: o.ExitState, GPUType: o.GPUType, EndedAt: o.EndedAt,
+			ExitState: o.ExitState, GPUType: o.GPUType, EndedAt: o.EndedAt, MeanSMUtil: o.MeanSMUtil,
 		}
 		if len(o.Features) > 0 {
 			// A row that does not parse keeps zero features: history then

@@ -143,10 +143,17 @@ func (r *Response) Validate(token string) error {
 		}
 	}
 	if r.TRES != nil {
-		for _, s := range []string{r.TRES.PerNode, r.TRES.PerJob, r.TRES.PerTask, r.TRES.PerSocket} {
-			if len(s) > 1024 || !printableASCII(s) {
-				return fmt.Errorf("%w: TRES string %q is not a request Slurm can parse", ErrBadBody, s)
-			}
+		return r.TRES.Validate()
+	}
+	return nil
+}
+
+// Validate checks that each of the four strings is one Slurm could parse:
+// printable ASCII, at most 1024 bytes.
+func (t TRES) Validate() error {
+	for _, s := range []string{t.PerNode, t.PerJob, t.PerTask, t.PerSocket} {
+		if len(s) > 1024 || !printableASCII(s) {
+			return fmt.Errorf("%w: TRES string %q is not a request Slurm can parse", ErrBadBody, s)
 		}
 	}
 	return nil

@@ -48,9 +48,9 @@ func runConfig(args []string) error {
 
 // effective renders the config the way the file is written.
 func effective(c *config.Config) map[string]any {
-	types := []map[string]string{}
+	types := []map[string]any{}
 	for _, t := range c.Cluster.GPUTypes {
-		types = append(types, map[string]string{"name": t.Name, "memory": t.Memory.String()})
+		types = append(types, map[string]any{"name": t.Name, "memory": t.Memory.String(), "shards": t.Shards})
 	}
 	return map[string]any{
 		"version":    c.Version,
@@ -64,7 +64,8 @@ func effective(c *config.Config) map[string]any {
 		"cluster": map[string]any{"gpu_types": types},
 		"policy": map[string]any{"history_min_runs": c.Policy.HistoryMinRuns, "rewrite_typeless_gpus": c.Policy.RewriteTypelessGPUs,
 			"rewrite_typed_gpus": c.Policy.RewriteTypedGPUs,
-			"reject_certain_oom": c.Policy.RejectCertainOOM, "site_factor_max": c.Policy.SiteFactorMax},
+			"reject_certain_oom": c.Policy.RejectCertainOOM, "site_factor_max": c.Policy.SiteFactorMax,
+			"shard_small_jobs": c.Policy.ShardSmallJobs},
 		"outcomes": map[string]any{"listen": c.Outcomes.Listen, "munge_socket": c.Outcomes.MungeSocket},
 		"balance": map[string]any{"listen": c.Balance.Listen, "munge_socket": c.Balance.MungeSocket,
 			"max_jobs": c.Balance.MaxJobs, "job_idle": c.Balance.JobIdle.String(), "window": c.Balance.Window,
@@ -77,8 +78,7 @@ func effective(c *config.Config) map[string]any {
 		"live": map[string]any{"enabled": c.Live.Enabled, "interval": c.Live.Interval.String(), "policy": c.Live.Policy,
 			"dry_run": c.Live.DryRun, "site_factor_max": c.Live.SiteFactorMax, "grace": c.Live.Grace.String(),
 			"preempt_signal": c.Live.PreemptSignal, "min_run_time": c.Live.MinRunTime.String(),
-			"max_preemptions": c.Live.MaxPreemptions, "admin_socket": c.Live.AdminSocket,
-			"shard_small_jobs": c.Live.ShardSmallJobs},
+			"max_preemptions": c.Live.MaxPreemptions, "admin_socket": c.Live.AdminSocket},
 	}
 }
 
