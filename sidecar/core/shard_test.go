@@ -83,7 +83,7 @@ func TestShardSmall(t *testing.T) {
 			tres: &wire.TRES{PerNode: "gres:gpu:t4:2"}, gpuType: "t4",
 		},
 		"two nodes: left alone": {
-			req: func() *wire.Request { r := newReq("s12").gres("gres:gpu:1").obj(); r.MinNodes = 2; return r }(),
+			req:  func() *wire.Request { r := newReq("s12").gres("gres:gpu:1").obj(); r.MinNodes = 2; return r }(),
 			hist: used(3000, 20, 1), policy: shardPolicy,
 			tres: &wire.TRES{PerNode: "gres:gpu:t4:1"}, gpuType: "t4",
 		},
