@@ -11,12 +11,13 @@ const CombinedName = "combined"
 
 // Combined is the predictor augurd uses once a model is trained. For peak
 // memory it tries, in order: the job's own history at this or other batch
-// sizes (linear in batch size, margins calibrated by training), the memory
-// forest for a job never seen, the analytic floor of a recognised
-// transformer, and the History default (the whole GPU). The analytic floor
-// also raises any lower estimate. For runtime: the job's own completed runs,
-// then the runtime forest (the time limit is one of its features); a wide
-// forest interval marks the job unpredictable. Upper bounds never exceed
+// sizes (linear in batch size, margins calibrated by training, never above
+// what a larger batch size of it peaked at), the memory forest for a job
+// never seen, the analytic floor of a recognised transformer, and the
+// History default (the whole GPU). The analytic floor also raises any lower
+// estimate. For runtime: the job's own completed runs, then the runtime
+// forest (the time limit is one of its features); a wide forest interval
+// marks the job unpredictable. Upper bounds never exceed
 // the GPU's memory or the time limit, which the job cannot outgrow anyway.
 type Combined struct {
 	// Model is the trained model; nil serves history and defaults only.
@@ -61,7 +62,8 @@ func (c *Combined) predictMem(p *Prediction, job Job, f Features, history []Outc
 		if e.group == groupSame {
 			margin = math.Max(margin, c.History.MemMargin)
 		}
-		p.GPUMemMiB = Quantiles{P50: e.p50, Hi: e.upper * (1 + margin)}
+		hi := e.upper * (1 + margin)
+		p.GPUMemMiB = Quantiles{P50: e.p50, Hi: math.Min(hi, e.cap)}
 		p.MemSource = SourceHistory
 		switch {
 		case e.group == groupSame:
@@ -70,6 +72,9 @@ func (c *Combined) predictMem(p *Prediction, job Job, f Features, history []Outc
 			*why = append(*why, fmt.Sprintf("memory from %d earlier runs at batch size %g, scaled by the shape of the nearest-named model's curve", e.runs, e.points[0].batch))
 		default:
 			*why = append(*why, fmt.Sprintf("memory linear in batch size through %d earlier batch sizes (%s, margin %.0f%%)", len(e.points), e.group, 100*margin))
+		}
+		if hi > e.cap {
+			*why = append(*why, fmt.Sprintf("upper bound held to the %.0f MiB a larger batch size peaked at", e.cap))
 		}
 	} else if p.MemSource == SourceHistory {
 		// Earlier runs of this script whose batch sizes are not known: the

@@ -66,9 +66,10 @@ type TrainConfig struct {
 	// Upper is the forests' upper quantile (default 0.95).
 	Upper float64
 	// HistoryUnderRate is the share of history estimates the calibrated
-	// margins may leave under the actual peak (default 0.015). It is
-	// stricter than 1-Upper because history bounds are tight, so covering
-	// costs little, and a job predicted from its own history is trusted more.
+	// margins may leave under the actual peak (default 0.015), counted as
+	// new jobs would meet it (see calibrate). It is stricter than 1-Upper
+	// because history bounds are tight, so covering costs little, and a
+	// job predicted from its own history is trusted more.
 	HistoryUnderRate float64
 	// MinRows is the fewest outcomes a forest is trained on (default 20).
 	MinRows int
@@ -209,7 +210,7 @@ func (m *Model) historyTrials(samples []Sample) []calPoint {
 				continue
 			}
 			for _, a := range actual {
-				out = append(out, calPoint{group: e.group, need: a/e.upper - 1, ratio: e.upper / a})
+				out = append(out, calPoint{group: e.group, need: a/e.upper - 1, ratio: e.upper / a, capRatio: e.cap / a})
 			}
 		}
 	}

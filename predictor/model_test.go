@@ -20,30 +20,39 @@ func run(batch, mib float64) Outcome {
 
 func TestMemFromHistory(t *testing.T) {
 	line := func(b float64) float64 { return 1000 + 100*b } // a model linear in batch size
+	inf := math.Inf(1)
 	cases := map[string]struct {
 		batch  float64
 		hist   []Outcome
+		shape  func(float64) float64
 		want   memEstimate
 		wantOK bool
 	}{
 		"no history":           {batch: 16},
 		"OOM runs say nothing": {batch: 16, hist: []Outcome{{PeakGPUMemMiB: 40000, ExitState: "OUT_OF_MEMORY", Features: Features{BatchSize: 16}}}},
 		"same batch size": {batch: 16, hist: []Outcome{run(16, 2500), run(16, 2700), run(32, 9000)}, wantOK: true,
-			want: memEstimate{p50: 2600, upper: 2700, group: groupSame, runs: 2}},
-		"interpolated": {batch: 24, hist: []Outcome{run(8, line(8)), run(16, line(16)), run(32, line(32)), run(64, line(64))}, wantOK: true,
-			want: memEstimate{p50: line(24), upper: line(24), group: groupInterp + "_4", runs: 4}},
-		"extrapolated up": {batch: 128, hist: []Outcome{run(8, line(8)), run(16, line(16)), run(32, line(32))}, wantOK: true,
-			want: memEstimate{p50: line(128), upper: line(128), group: groupUp + "_3", runs: 3}},
-		"extrapolated down": {batch: 4, hist: []Outcome{run(8, line(8)), run(16, line(16))}, wantOK: true,
-			want: memEstimate{p50: line(4), upper: line(4), group: groupDown + "_2", runs: 2}},
+			want: memEstimate{p50: 2600, upper: 2700, cap: inf, group: groupSame, runs: 2}},
+		"interpolated: capped by the next larger batch": {batch: 24, hist: []Outcome{run(8, line(8)), run(16, line(16)), run(32, line(32)), run(64, line(64))}, wantOK: true,
+			want: memEstimate{p50: line(24), upper: line(24), cap: line(32), group: groupInterp + "_4", runs: 4}},
+		"extrapolated up: nothing larger, no cap": {batch: 128, hist: []Outcome{run(8, line(8)), run(16, line(16)), run(32, line(32))}, wantOK: true,
+			want: memEstimate{p50: line(128), upper: line(128), cap: inf, group: groupUp + "_3", runs: 3}},
+		"extrapolated down: capped by the smallest run": {batch: 4, hist: []Outcome{run(8, line(8)), run(16, line(16))}, wantOK: true,
+			want: memEstimate{p50: line(4), upper: line(4), cap: line(8), group: groupDown + "_2", runs: 2}},
+		"the cap is the largest run at the next larger batch": {batch: 4, hist: []Outcome{run(8, 1700), run(8, 1900), run(8, 1800), run(16, 2600)}, wantOK: true,
+			want: memEstimate{p50: 1800 - 800.0/8*4, upper: 1800 - 800.0/8*4, cap: 1900, group: groupDown + "_2", runs: 4}},
 		"a bend widens the upper bound": {batch: 64, hist: []Outcome{run(8, 1800), run(16, 2600), run(32, 6000)}, wantOK: true,
-			want: memEstimate{p50: 6000 + 3400.0/16*32, upper: 6000 + 3400.0/16*32, group: groupUp + "_3" + groupBent, runs: 3}},
+			want: memEstimate{p50: 6000 + 3400.0/16*32, upper: 6000 + 3400.0/16*32, cap: inf, group: groupUp + "_3" + groupBent, runs: 3}},
+		"a history that falls sets no cap": {batch: 12, hist: []Outcome{run(8, 3000), run(16, 2800), run(32, 5000)}, wantOK: true,
+			want: memEstimate{p50: 2900, upper: 2900, cap: inf, group: groupInterp + "_3" + groupBent, runs: 3}},
 		"one other batch size, no forest": {batch: 32, hist: []Outcome{run(16, 3000)}, wantOK: true,
-			want: memEstimate{p50: 3000, upper: 3000, group: groupOnePoint, runs: 1}},
+			want: memEstimate{p50: 3000, upper: 3000, cap: inf, group: groupOnePoint, runs: 1}},
+		"one larger batch size: a bad shape cannot lift the estimate over it": {batch: 8, hist: []Outcome{run(16, 3000)},
+			shape: func(b float64) float64 { return 5000 - 100*b }, wantOK: true,
+			want: memEstimate{p50: 3000, upper: 3000, cap: 3000, group: groupOnePoint, runs: 1}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, ok := memFromHistory(tc.batch, tc.hist, nil)
+			got, ok := memFromHistory(tc.batch, tc.hist, tc.shape)
 			if ok != tc.wantOK {
 				t.Fatalf("ok = %v, want %v", ok, tc.wantOK)
 			}
@@ -59,6 +68,21 @@ func TestCalibrate(t *testing.T) {
 		var out []calPoint
 		for _, n := range needs {
 			out = append(out, calPoint{group: group, need: n, ratio: 1 / (1 + n)})
+		}
+		return out
+	}
+	// capped trials: the bound is capped at capRatio times the actual peak.
+	capped := func(group string, needs []float64, capRatio float64) []calPoint {
+		out := trials(group, needs...)
+		for i := range out {
+			out[i].capRatio = capRatio
+		}
+		return out
+	}
+	ramp := func(step float64, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = step * float64(i+1)
 		}
 		return out
 	}
@@ -82,6 +106,23 @@ func TestCalibrate(t *testing.T) {
 		"spends the budget on the outlier": {
 			points: trials("interp_4", append(many(0.01, 99), 0.2)...), underRate: 0.02,
 			want: merge(defaultMargins, map[string]float64{"interp_4": 0.01}),
+		},
+		// 1 miss in 20 is the budget in the trials, but a new job would
+		// be missed with probability 2/21: the correction covers all.
+		"a small group pays for its uncertain quantile": {
+			points: trials("interp_3", ramp(0.01, 20)...), underRate: 0.05,
+			want: merge(defaultMargins, map[string]float64{"interp_3": 0.2}),
+		},
+		// Each group's tail can be left (about 3 misses each) but not both
+		// (the budget is 4): the tail of the group whose bound is capped
+		// just above its actual peaks costs little to cover, the other's
+		// would double every bound.
+		"covers the tail the cap makes cheap": {
+			points: append(
+				append(capped("extrap_down_4", many(0.01, 98), 1.02), capped("extrap_down_4", many(1, 2), 1)...),
+				trials("extrap_up_4", append(many(0.01, 98), 1, 1)...)...),
+			underRate: 0.02,
+			want:      merge(defaultMargins, map[string]float64{"extrap_down_4": 1, "extrap_up_4": 0.01}),
 		},
 	}
 	for name, tc := range cases {
