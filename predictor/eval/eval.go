@@ -103,7 +103,9 @@ const MinGrowth = 1.005
 const ArtefactRule = "per model, in batch-size order, a row is an out-of-memory artefact when its peak is at or above 95% of the card " +
 	"(it hit the ceiling) or is not at least 0.5% above the peak of the next smaller batch size " +
 	"(memory cannot fall or stand still as the batch grows: that run failed or read a stale peak); " +
-	"the rows kept are the longest run of consecutive batch sizes free of both, the rest are dropped"
+	"the rows kept are the longest run of consecutive batch sizes free of both, the rest are dropped. " +
+	"A peak that fell starts a new run (which of the two rows is wrong cannot be told, and the smaller batch's may be the one that failed high); " +
+	"a peak that stood still (within 0.5% of the smaller batch size's) is a stale reading of the larger run and starts none"
 
 // DropArtefacts splits rows into measurements and out-of-memory artefacts
 // by ArtefactRule, for a card of cardMiB.
@@ -125,7 +127,12 @@ func DropArtefacts(rows []Row, cardMiB float64) (kept, dropped []Row) {
 			case r.PeakMiB >= CeilingShare*cardMiB:
 				lo = i + 1
 				continue
+			case i > 0 && r.PeakMiB < rs[i-1].PeakMiB*MinGrowth && r.PeakMiB*MinGrowth > rs[i-1].PeakMiB:
+				// Stood still: this run read the smaller one's peak again.
+				lo = i + 1
+				continue
 			case i > lo && r.PeakMiB < rs[i-1].PeakMiB*MinGrowth:
+				// Fell: either row may be the failed one; a new run starts here.
 				lo = i
 			}
 			if i+1-lo > bestHi-bestLo {
