@@ -153,7 +153,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 		return fmt.Errorf("balance endpoint: %w", err)
 	}
 
-	if err := live.Start(ctx, cfg, st, m, log.With("component", "live")); err != nil {
+	liveRunner, err := live.Start(ctx, cfg, st, m, log.With("component", "live"))
+	if err != nil {
 		return fmt.Errorf("live scheduling: %w", err)
 	}
 
@@ -183,6 +184,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 					log.Warn("socket.path, store.path and metrics.listen change only on restart; other settings applied")
 				}
 				svc.Reload(next)
+				if err := liveRunner.Reload(next); err != nil {
+					log.Error("live scheduling settings not applied; keeping the previous ones", "err", err)
+				}
 				log.Info("configuration reloaded", "config", next.Path)
 			}
 		}

@@ -78,6 +78,9 @@ type Loop struct {
 	// so that it records each change once, as it would have made it once.
 	dryValues map[int64]int64
 
+	// interval carries a reloaded live.interval to Run.
+	interval chan time.Duration
+
 	mu     sync.Mutex
 	paused bool
 	status Status
@@ -95,7 +98,8 @@ func New(ctx context.Context, cfg Config, c Cluster, st Store, m *metrics.Metric
 		return nil, err
 	}
 	l := &Loop{cfg: cfg, cluster: c, store: st, m: m, log: log, now: now, pol: pol,
-		signalled: map[int64]time.Time{}, dryValues: map[int64]int64{}, paused: paused}
+		signalled: map[int64]time.Time{}, dryValues: map[int64]int64{}, paused: paused,
+		interval: make(chan time.Duration, 1)}
 	l.status = Status{Policy: cfg.Policy, DryRun: cfg.DryRun, Paused: paused}
 	if m != nil {
 		m.LivePaused.Set(b2f(paused))
@@ -112,20 +116,67 @@ func b2f(b bool) float64 {
 
 // Run makes a pass every interval until ctx ends.
 func (l *Loop) Run(ctx context.Context) error {
-	l.log.Info("live scheduling started", "policy", l.cfg.Policy, "interval_seconds", l.cfg.Interval.Seconds(),
-		"dry_run", l.cfg.DryRun, "paused", l.Paused(), "grace_seconds", l.cfg.Rules.Grace.Seconds(),
-		"min_run_seconds", l.cfg.Rules.MinRun.Seconds(), "max_preemptions", l.cfg.Rules.MaxPreemptions,
-		"site_factor_max", l.cfg.Rules.SiteFactorMax)
-	t := time.NewTicker(l.cfg.Interval)
+	l.pass.Lock()
+	cfg := l.cfg
+	l.pass.Unlock()
+	l.logSettings("live scheduling started", cfg)
+	t := time.NewTicker(cfg.Interval)
 	defer t.Stop()
 	for {
 		l.Pass(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
+		case d := <-l.interval:
+			t.Reset(d)
 		case <-t.C:
 		}
 	}
+}
+
+func (l *Loop) logSettings(msg string, cfg Config) {
+	l.log.Info(msg, "policy", cfg.Policy, "interval_seconds", cfg.Interval.Seconds(),
+		"dry_run", cfg.DryRun, "paused", l.Paused(), "grace_seconds", cfg.Rules.Grace.Seconds(),
+		"min_run_seconds", cfg.Rules.MinRun.Seconds(), "max_preemptions", cfg.Rules.MaxPreemptions,
+		"site_factor_max", cfg.Rules.SiteFactorMax)
+}
+
+// Reload makes the next passes use cfg (augurd's SIGHUP): policy, interval,
+// dry run, preemption rules and GPU types. The pass in progress, if any,
+// finishes with the old settings. A policy that does not resolve is an
+// error and the loop keeps its settings. Jobs already signalled are still
+// requeued after their grace; leaving dry run forgets the values it
+// pretended to write and the jobs it pretended to signal, so the next pass
+// does both for real.
+func (l *Loop) Reload(cfg Config) error {
+	if cfg.Interval <= 0 {
+		return fmt.Errorf("live.interval %s: must be positive", cfg.Interval)
+	}
+	pol, err := policy.ByName(cfg.Policy, PolicyParams(cfg.Rules))
+	if err != nil {
+		return fmt.Errorf("live.policy: %w", err)
+	}
+	l.pass.Lock()
+	defer l.pass.Unlock()
+	old := l.cfg
+	if old.DryRun && !cfg.DryRun {
+		// What dry run pretended to write or signal was never done.
+		l.dryValues = map[int64]int64{}
+		l.signalled = map[int64]time.Time{}
+	}
+	l.cfg, l.pol = cfg, pol
+	l.mu.Lock()
+	l.status.Policy, l.status.DryRun = cfg.Policy, cfg.DryRun
+	l.mu.Unlock()
+	if cfg.Interval != old.Interval {
+		select {
+		case <-l.interval: // an earlier reload not yet seen by Run
+		default:
+		}
+		l.interval <- cfg.Interval
+	}
+	l.logSettings("live settings reloaded", cfg)
+	return nil
 }
 
 // Paused reports whether actions are paused.
