@@ -141,7 +141,7 @@ func (s *OutcomeServer) handle(ctx context.Context, from net.Addr, cred string) 
 	if s.Stored != nil {
 		s.Stored()
 	}
-	s.Log.Info("job report stored", "job_id", r.JobID, "node", r.Node, "peak_gpu_mem_mib", r.PeakMiB(),
+	s.Log.Info("job report stored", "job_id", r.JobID, "node", r.Node, "from", from.String(), "peak_gpu_mem_mib", r.PeakMiB(),
 		"runtime_seconds", r.End.Sub(r.Start).Seconds(), "exit_state", r.ExitState, "oom_suspect", r.OOMSuspect)
 	return outcome.Ack{JobID: r.JobID, Status: outcome.Stored}
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -25,12 +26,18 @@ import (
 // per such job (its lowest pid) using n MiB, at 80% SM utilisation and
 // 250 W. `sbatch --export=ALL,AUGUR_FAKE_GPU_MEM_MIB=12000 --gres=gpu:a100:1
 // --wrap 'sleep 5'` thus peaks at 12000 MiB.
+//
+// Several simulated nodes on one host (tests/cluster/multinode-up.sh: one
+// network namespace per slurmd, one pid namespace for all) start each
+// agent with AUGUR_FAKE_GPU_NODE=<node>: its fake GPUs then count only the
+// processes whose SLURMD_NODENAME is that node, not the other nodes' tasks
+// of the same job.
 func openNVML(kind string) (nvml.Interface, error) {
 	switch kind {
 	case "real":
 		return nvml.New(), nil
 	case "mock-dgxa100":
-		f := &fakeLoad{procs: nodeagent.ProcFS{}}
+		f := &fakeLoad{procs: nodeagent.ProcFS{}, node: os.Getenv(FakeNodeEnv)}
 		return fakegpu.New(f.load), nil
 	}
 	return nil, fmt.Errorf("node.nvml is %q: give real or mock-dgxa100", kind)
@@ -39,8 +46,13 @@ func openNVML(kind string) (nvml.Interface, error) {
 // FakeMemEnv names the environment variable a test job sets.
 const FakeMemEnv = "AUGUR_FAKE_GPU_MEM_MIB"
 
+// FakeNodeEnv, in the agent's environment, names the Slurm node whose job
+// processes its fake GPUs count (all when unset).
+const FakeNodeEnv = "AUGUR_FAKE_GPU_NODE"
+
 type fakeLoad struct {
 	procs nodeagent.ProcFS
+	node  string
 	mu    sync.Mutex
 	at    time.Time
 	byGPU map[int][]fakegpu.Proc
@@ -63,7 +75,7 @@ func (f *fakeLoad) load(index int) fakegpu.Load {
 }
 
 func (f *fakeLoad) scan() map[int][]fakegpu.Proc {
-	ps, err := f.procs.Scan(FakeMemEnv, "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES")
+	ps, err := f.procs.Scan(FakeMemEnv, "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURMD_NODENAME")
 	if err != nil {
 		return nil
 	}
@@ -71,6 +83,9 @@ func (f *fakeLoad) scan() map[int][]fakegpu.Proc {
 	seen := map[[2]uint64]bool{}
 	out := map[int][]fakegpu.Proc{}
 	for _, p := range ps {
+		if f.node != "" && p.Env["SLURMD_NODENAME"] != f.node {
+			continue // another simulated node's process
+		}
 		mem, err := strconv.ParseFloat(p.Env[FakeMemEnv], 64)
 		if err != nil || mem <= 0 {
 			continue

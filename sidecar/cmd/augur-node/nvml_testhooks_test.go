@@ -42,3 +42,37 @@ func TestFakeGPUsFollowJobProcesses(t *testing.T) {
 		t.Errorf("test build refused the mock: %v", err)
 	}
 }
+
+// TestFakeGPUsOfOneNode: with AUGUR_FAKE_GPU_NODE set (several simulated
+// nodes sharing one pid namespace), an agent's fake GPUs count only the
+// processes of its own node.
+func TestFakeGPUsOfOneNode(t *testing.T) {
+	start := func(env ...string) uint32 {
+		cmd := exec.Command("sleep", "60")
+		cmd.Env = append(os.Environ(), env...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return uint32(cmd.Process.Pid)
+	}
+	job := []string{"SLURM_JOB_ID=900011", "SLURM_JOB_GPUS=5"}
+	n1 := start(append(job, "SLURMD_NODENAME=node1", "AUGUR_FAKE_GPU_MEM_MIB=1000")...)
+	n2 := start(append(job, "SLURMD_NODENAME=node2", "AUGUR_FAKE_GPU_MEM_MIB=2000")...)
+	cases := map[string]struct {
+		node string
+		want []fakegpu.Proc
+	}{
+		"node1": {node: "node1", want: []fakegpu.Proc{{PID: n1, UsedMiB: 1000}}},
+		"node2": {node: "node2", want: []fakegpu.Proc{{PID: n2, UsedMiB: 2000}}},
+		"node3": {node: "node3"}, // none of its processes: an idle GPU
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeLoad{node: tc.node}
+			if d := cmp.Diff(tc.want, f.load(5).Procs); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
