@@ -69,9 +69,16 @@ cluster-up: build build-test-plugin ## start the local test cluster (root): slur
 cluster-down: ## stop the local test cluster
 	tests/cluster/down.sh $(CLUSTER)
 
-e2e: build build-test-plugin ## end-to-end tests on a real slurmctld/slurmd (root)
+e2e: build build-test-plugin ## end-to-end tests on a real slurmctld/slurmd (root), then e2e-multinode
 	tests/cluster/install-deps.sh
 	AUGUR_TEST_CLUSTER_DIR=$(CLUSTER) $(GO) test -tags e2e -count=1 -v -timeout 20m ./tests/e2e/
+	$(MAKE) --no-print-directory e2e-multinode
+
+.PHONY: e2e-multinode
+MULTI_CLUSTER ?= $(CURDIR)/tests/.cluster-multi
+e2e-multinode: build build-test-plugin ## three slurmd hosts in network namespaces (root): GPU-type placement, reports over veths, a dropped route
+	tests/cluster/install-deps.sh
+	AUGUR_TEST_MN_DIR=$(MULTI_CLUSTER) $(GO) test -tags e2e -count=1 -v -timeout 10m ./tests/multinode/
 
 test: deps lint test-unit test-contrib fuzz e2e ## everything: lint, unit, fuzz (short), real-Slurm end to end
 

@@ -263,3 +263,217 @@ munge_up() {
 		munge -n | unmunge >/dev/null || die "munge still not working after starting munged"
 	fi
 }
+
+# ---------------------------------------------------------------- multinode
+# Helpers of multinode-up.sh, multinode-down.sh and multinode-net.sh: three
+# slurmd "hosts", each in a network namespace with a veth into a bridge in
+# the root namespace, where slurmctld, augurd and munged run.
+#
+#   root ns: bridge $MN_BRIDGE $MN_NET.1/24 (slurmctld, augurd's outcomes)
+#     ├─ veth ${MN_VETH_PREFIX}1 ─── eth0 $MN_NET.11 in ${MN_NS_PREFIX}1: slurmd -N node1, agent
+#     ├─ veth ${MN_VETH_PREFIX}2 ─── eth0 $MN_NET.12 in ${MN_NS_PREFIX}2: slurmd -N node2, agent
+#     └─ veth ${MN_VETH_PREFIX}3 ─── eth0 $MN_NET.13 in ${MN_NS_PREFIX}3: slurmd -N node3, agent
+
+# mn_settings: the multinode cluster's names, addresses and ports, from the
+# AUGUR_TEST_MN_* variables or their defaults (chosen not to collide with
+# the single-node cluster's ports or another engineer's 88xx ones).
+# shellcheck disable=SC2034 # used by the scripts that source this file
+mn_settings() {
+	MN_BRIDGE="${AUGUR_TEST_MN_BRIDGE:-augurbr0}"
+	MN_NET="${AUGUR_TEST_MN_NET:-10.231.0}" # a /24: .1 the bridge, .11-.13 the nodes
+	MN_NS_PREFIX="${AUGUR_TEST_MN_NS_PREFIX:-augur-n}"
+	MN_VETH_PREFIX="${AUGUR_TEST_MN_VETH_PREFIX:-augv-n}"
+	MN_CTLD_PORT="${AUGUR_TEST_MN_CTLD_PORT:-7817}"
+	MN_SLURMD_PORT="${AUGUR_TEST_MN_SLURMD_PORT:-7818}"
+	MN_METRICS_PORT="${AUGUR_TEST_MN_METRICS_PORT:-29467}"
+	MN_OUTCOMES_PORT="${AUGUR_TEST_MN_OUTCOMES_PORT:-26831}"
+	MN_BRIDGE_IP="$MN_NET.1"
+	# Next hop that no one answers: multinode-net.sh drop routes the
+	# node's reports to augurd through it (a silent black hole).
+	MN_DEAD_HOP="$MN_NET.254"
+	MN_DEAD_MAC="02:00:5e:00:02:54"
+	MN_DROP_TABLE=231
+	MN_NODES=(node1 node2 node3)
+	((${#MN_BRIDGE} <= 15)) || die "AUGUR_TEST_MN_BRIDGE '$MN_BRIDGE' is longer than 15 characters"
+	((${#MN_VETH_PREFIX} <= 14)) || die "AUGUR_TEST_MN_VETH_PREFIX '$MN_VETH_PREFIX' is longer than 14 characters"
+	[[ "$MN_NET" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "AUGUR_TEST_MN_NET '$MN_NET' is not three octets (e.g. 10.231.0)"
+}
+
+# mn_index NODE: 1 for node1, ...
+mn_index() { echo "${1#node}"; }
+mn_ns() { echo "$MN_NS_PREFIX$(mn_index "$1")"; }
+mn_veth() { echo "$MN_VETH_PREFIX$(mn_index "$1")"; }
+mn_ip() { echo "$MN_NET.$((10 + $(mn_index "$1")))"; }
+
+# mn_gpu NODE: the stand-in GPU type of NODE (two of it per node).
+mn_gpu() {
+	case "$1" in
+	node1) echo a100 ;;
+	node2) echo v100 ;;
+	node3) echo t4 ;;
+	*) die "no GPU type for node $1" ;;
+	esac
+}
+
+# mn_net_up: the bridge and, per node, a namespace whose eth0 is a veth into
+# the bridge. The namespace gets a /24 on eth0 and no default route: its
+# only way out is the veth.
+mn_net_up() {
+	local n ns veth
+	# A fixed MAC (a bridge otherwise takes its ports' lowest, which changes
+	# as veths join) and no forwarding delay.
+	ip link add "$MN_BRIDGE" address 02:00:5e:00:02:01 type bridge forward_delay 0 ||
+		die "cannot create bridge $MN_BRIDGE"
+	ip addr add "$MN_BRIDGE_IP/24" dev "$MN_BRIDGE" || die "cannot address $MN_BRIDGE"
+	ip link set "$MN_BRIDGE" up || die "cannot bring $MN_BRIDGE up"
+	for n in "${MN_NODES[@]}"; do
+		ns="$(mn_ns "$n")" veth="$(mn_veth "$n")"
+		ip netns add "$ns" || die "cannot create network namespace $ns"
+		ip link add "$veth" type veth peer name eth0 netns "$ns" || die "cannot create veth $veth"
+		ip link set "$veth" master "$MN_BRIDGE" || die "cannot attach $veth to $MN_BRIDGE"
+		ip link set "$veth" up || die "cannot bring $veth up"
+		ip -n "$ns" link set lo up || die "cannot bring lo up in $ns"
+		ip -n "$ns" addr add "$(mn_ip "$n")/24" dev eth0 || die "cannot address eth0 in $ns"
+		ip -n "$ns" link set eth0 up || die "cannot bring eth0 up in $ns"
+	done
+	for n in "${MN_NODES[@]}"; do
+		mn_wait_reach "$n" 10 || die "$(mn_ns "$n") cannot reach $MN_BRIDGE_IP"
+	done
+	log "network up: $MN_BRIDGE $MN_BRIDGE_IP/24; $(for n in "${MN_NODES[@]}"; do printf '%s=%s ' "$(mn_ns "$n")" "$(mn_ip "$n")"; done)"
+}
+
+# mn_wait_reach NODE SECONDS: wait until NODE's namespace reaches the
+# bridge address (a TCP connect to slurmctld's port would need slurmctld,
+# so this uses bash's /dev/tcp against a closed port: "connection refused"
+# means the packet went there and back).
+mn_wait_reach() {
+	local i out
+	for ((i = 0; i < $2 * 10; i++)); do
+		out="$(mn_in "$1" timeout 1 bash -c "exec 3<>/dev/tcp/$MN_BRIDGE_IP/9" 2>&1 || true)"
+		[[ "$out" == *refused* ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# mn_net_down: remove the namespaces (after killing what still runs in
+# them), the veths and the bridge. Never fails; safe to run twice.
+mn_net_down() {
+	local n ns veth pid
+	for n in "${MN_NODES[@]}"; do
+		ns="$(mn_ns "$n")" veth="$(mn_veth "$n")"
+		# The veth first (its peer, eth0, goes with it): a namespace's
+		# devices are destroyed asynchronously after `ip netns del`.
+		if ip link show "$veth" >/dev/null 2>&1; then
+			ip link del "$veth" 2>/dev/null || log "cannot delete $veth"
+		fi
+		if [[ -e "/run/netns/$ns" ]]; then
+			for pid in $(ip netns pids "$ns" 2>/dev/null); do
+				log "killing pid $pid ($(cat "/proc/$pid/comm" 2>/dev/null)) left in $ns"
+				kill -KILL "$pid" 2>/dev/null || true
+			done
+			ip netns del "$ns" 2>/dev/null || log "cannot delete network namespace $ns"
+		fi
+	done
+	if ip link show "$MN_BRIDGE" >/dev/null 2>&1; then
+		ip link del "$MN_BRIDGE" 2>/dev/null || log "cannot delete bridge $MN_BRIDGE"
+	fi
+	return 0
+}
+
+# mn_drop NODE: black-hole NODE's reports to augurd. A policy rule in the
+# node's namespace sends TCP to augurd's outcomes port through a next hop
+# whose MAC no one owns, so the SYNs leave through the veth and vanish (as
+# on a broken link); Slurm's own traffic on the same veth is untouched.
+mn_drop() {
+	local ns
+	ns="$(mn_ns "$1")"
+	if ! { ip -n "$ns" neigh replace "$MN_DEAD_HOP" lladdr "$MN_DEAD_MAC" dev eth0 nud permanent &&
+		ip -n "$ns" route replace "$MN_BRIDGE_IP/32" via "$MN_DEAD_HOP" dev eth0 table "$MN_DROP_TABLE" &&
+		ip -n "$ns" rule add to "$MN_BRIDGE_IP/32" ipproto tcp dport "$MN_OUTCOMES_PORT" table "$MN_DROP_TABLE" priority 100; }; then
+		die "cannot drop $1's traffic to augurd"
+	fi
+	log "$1 ($ns): TCP to $MN_BRIDGE_IP:$MN_OUTCOMES_PORT now black-holed via $MN_DEAD_HOP"
+}
+
+# mn_restore NODE: undo mn_drop (no-op when nothing is dropped).
+mn_restore() {
+	local ns
+	ns="$(mn_ns "$1")"
+	while ip -n "$ns" rule del priority 100 2>/dev/null; do :; done
+	ip -n "$ns" route flush table "$MN_DROP_TABLE" 2>/dev/null || true
+	ip -n "$ns" neigh del "$MN_DEAD_HOP" dev eth0 2>/dev/null || true
+	log "$1 ($ns): route to augurd restored"
+}
+
+# mn_in NODE CMD...: run CMD in NODE's network namespace. Not `ip netns
+# exec`: that also remounts /sys in a mount namespace of its own, which
+# leaves /sys/fs/cgroup empty, and slurmd 22.05 then refuses to start
+# ("Unable to initialize cgroup plugin") even with proctrack/linuxproc.
+# nsenter --net joins the network namespace only.
+mn_in() {
+	local ns
+	ns="$(mn_ns "$1")"
+	shift
+	nsenter --net="/run/netns/$ns" "$@"
+}
+
+# mn_slurmd_start NODE: slurmd -N NODE inside NODE's namespace (it forks;
+# pid file, spool and log are per node through %n in slurm.conf).
+mn_slurmd_start() {
+	local pidfile="$CLUSTER_DIR/run/slurmd-$1.pid"
+	pid_alive "$pidfile" slurmd && die "slurmd of $1 already running (pid $(cat "$pidfile"))"
+	rm -f "$pidfile"
+	log "starting slurmd -N $1 in $(mn_ns "$1")"
+	setsid nsenter --net="/run/netns/$(mn_ns "$1")" slurmd -N "$1" -c >>"$CLUSTER_DIR/log/slurmd-$1.stderr" 2>&1 </dev/null ||
+		die "slurmd of $1 failed to start"
+}
+
+# mn_node_config NODE: the augur-node config of NODE.
+mn_node_config() { echo "$CLUSTER_DIR/etc/node-$1.yaml"; }
+
+# mn_agent_start NODE: NODE's augur-node agent inside NODE's namespace.
+# AUGUR_FAKE_GPU_NODE makes the test build's fake GPUs count only the job
+# processes of NODE (all namespaces share one pid namespace).
+mn_agent_start() {
+	local bin sock pidfile pid i cfg
+	bin="$(node_bin)" cfg="$(mn_node_config "$1")"
+	sock="$CLUSTER_DIR/run/node-$1.sock"
+	pidfile="$CLUSTER_DIR/run/augur-node-$1.pid"
+	if pid_alive "$pidfile" augur-node; then
+		log "augur-node agent of $1 already running (pid $(cat "$pidfile"))"
+		return 0
+	fi
+	[[ -x "$bin" ]] || die "augur-node not found at $bin (make build-test-plugin)"
+	[[ -f "$cfg" ]] || die "$cfg missing: run multinode-up.sh first"
+	# setsid, nohup and nsenter each exec the next: $! is the agent's pid.
+	AUGUR_FAKE_GPU_NODE="$1" setsid nohup nsenter --net="/run/netns/$(mn_ns "$1")" "$bin" agent --config "$cfg" \
+		>>"$CLUSTER_DIR/log/augur-node-$1.log" 2>&1 </dev/null &
+	pid=$!
+	echo "$pid" >"$pidfile"
+	for ((i = 0; i < 100; i++)); do
+		[[ -S "$sock" ]] && break
+		proc_alive "$pid" || die "augur-node agent of $1 exited during start-up (see $CLUSTER_DIR/log/augur-node-$1.log)"
+		sleep 0.1
+	done
+	[[ -S "$sock" ]] || die "augur-node socket $sock did not appear within 10 s"
+	log "augur-node agent of $1 running in $(mn_ns "$1") (pid $(cat "$pidfile")), socket $sock"
+}
+
+mn_agent_stop() { stop_pid "$CLUSTER_DIR/run/augur-node-$1.pid" augur-node; }
+
+# mn_dump_logs: the tails of the multinode cluster's logs.
+mn_dump_logs() {
+	local f
+	[[ -n "${CLUSTER_DIR:-}" && -d "$CLUSTER_DIR/log" ]] || return 0
+	for f in "$CLUSTER_DIR"/log/*.log "$CLUSTER_DIR"/log/*.stderr; do
+		[[ -s "$f" ]] || continue
+		echo "----- tail of $f -----" >&2
+		grep -v -e pmix -e 'Cannot create context for mpi' "$f" | tail -n 15 >&2 || true
+	done
+}
+
+_mn_on_exit() {
+	local rc=$?
+	if ((rc != 0)) && [[ "${DUMP_ON_ERROR:-1}" == 1 ]]; then mn_dump_logs; fi
+}
