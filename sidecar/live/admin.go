@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -58,18 +59,25 @@ func ServeAdmin(ctx context.Context, ln *net.UnixListener, a Admin, allowed map[
 	}
 }
 
+// maxAdminRequest bounds one admin request line (real ones are ~20 bytes).
+const maxAdminRequest = 4096
+
 func serveAdminConn(ctx context.Context, c *net.UnixConn, a Admin, allowed map[uint32]bool, log *slog.Logger) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(adminTimeout))
 	enc := json.NewEncoder(c)
+	// The request is read before anything is answered, also from a caller
+	// about to be refused: closing on an unread request would give that
+	// caller a broken pipe instead of the reason.
+	line, rerr := bufio.NewReader(io.LimitReader(c, maxAdminRequest)).ReadBytes('\n')
 	uid, pid, err := peerUID(c)
 	if err != nil || !allowed[uid] {
 		log.Warn("admin command refused", "peer_uid", uid, "peer_pid", pid, "err", err)
 		enc.Encode(AdminResponse{Error: "only root and slurm_user may control augurd"})
 		return
 	}
-	line, err := bufio.NewReader(c).ReadBytes('\n')
 	var req AdminRequest
+	err = rerr
 	if err == nil {
 		err = json.Unmarshal(line, &req)
 	}
