@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -226,4 +228,50 @@ func (c *cluster) sinfoState(t testing.TB) string {
 		t.Fatalf("sinfo: %v", err)
 	}
 	return out
+}
+
+// TestFaultNodeHookDies: slurmd's Prolog and Epilog are the shipped wrapper
+// (contrib/slurm/augur-node-hook); when augur-node dies inside them (here:
+// SIGKILL at every start), the job still runs and completes and the node is
+// not drained, which a failing Prolog would do.
+func TestFaultNodeHookDies(t *testing.T) {
+	hook := filepath.Join(c.dir, "etc", "augur-node-hook")
+	orig, err := os.ReadFile(hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	die := filepath.Join(c.dir, "augur-node-dies")
+	if err := os.WriteFile(die, []byte("#!/bin/sh\necho \"$SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID\" >>"+die+".log\nkill -9 $$\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dying := strings.Replace(string(orig), "HOOK_AUGUR_NODE=", "HOOK_AUGUR_NODE="+die+" HOOK_UNUSED=", 1)
+	if dying == string(orig) {
+		t.Fatalf("hook %s does not set HOOK_AUGUR_NODE:\n%s", hook, orig)
+	}
+	if err := os.WriteFile(hook, []byte(dying), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		os.WriteFile(hook, orig, 0o755)
+		os.Remove(die)
+		os.Remove(die + ".log")
+	})
+	id := c.sbatch(t, "--gres=gpu:1", "-o", "/dev/null", "--wrap", "srun true; sleep 1")
+	waitFor(t, 60*time.Second, "the job to end", func() bool {
+		st, _ := c.state(t, id)
+		return st != "" && st != "PENDING" && st != "RUNNING" && st != "CONFIGURING" && st != "COMPLETING"
+	})
+	out, _, _ := c.run(t, "scontrol", "show", "job", strconv.FormatUint(id, 10))
+	if !strings.Contains(out, "JobState=COMPLETED") || !strings.Contains(out, "ExitCode=0:0") {
+		t.Errorf("job %d, want COMPLETED with ExitCode=0:0:\n%s", id, out)
+	}
+	if s := c.sinfoState(t); strings.Contains(s, "drain") || strings.Contains(s, "drng") {
+		t.Errorf("node state %q after the hook died", strings.TrimSpace(s))
+	}
+	b, _ := os.ReadFile(die + ".log")
+	runs := strings.Fields(string(b))
+	if !strings.Contains(string(b), "prolog_slurmd "+strconv.FormatUint(id, 10)) ||
+		!strings.Contains(string(b), "epilog_slurmd "+strconv.FormatUint(id, 10)) {
+		t.Errorf("the dying augur-node did not run as both Prolog and Epilog: %q", runs)
+	}
 }
