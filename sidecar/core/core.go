@@ -58,6 +58,9 @@ type Input struct {
 	History   []predictor.Outcome
 	Policy    Policy
 	Predictor predictor.Predictor
+	// Layout is the cluster's nodes; a rewritten request must fit them
+	// (nil: not known yet, so nothing is rewritten).
+	Layout *Layout
 }
 
 // Decision is the outcome for one submission.
@@ -218,30 +221,42 @@ func rewriteTypeless(in Input, job predictor.Job, p predictor.Prediction) (*wire
 	if (p.MemSource != predictor.SourceHistory && p.MemSource != predictor.SourceForest) || !p.GPUMemMiB.Known() {
 		return nil, "", "typeless GPU request left alone: no upper bound on its memory yet"
 	}
-	var typ string
+	holds := false
 	for _, t := range pol.GPUTypes {
-		if t.MemMiB >= p.GPUMemMiB.Hi {
-			typ = t.Name
-			break
+		if t.MemMiB < p.GPUMemMiB.Hi {
+			continue
 		}
+		holds = true
+		out := in.Request.TRES
+		changed := false
+		for _, f := range []*string{&out.PerNode, &out.PerJob, &out.PerTask, &out.PerSocket} {
+			s, ok, err := predictor.SetGPUType(*f, t.Name)
+			if err != nil {
+				return nil, "", "typeless GPU request left alone: " + err.Error()
+			}
+			*f, changed = s, changed || ok
+		}
+		if !changed {
+			return nil, "", ""
+		}
+		if !in.Layout.Places(in.Request, out) {
+			continue // not enough nodes of its partition have that many
+		}
+		return &out, t.Name, fmt.Sprintf("GPU type %s chosen: first type holding the predicted %s that the partition can place", t.Name, FormatMiB(p.GPUMemMiB.Hi))
 	}
-	if typ == "" {
+	if !holds {
 		return nil, "", fmt.Sprintf("typeless GPU request left alone: no GPU type holds %s", FormatMiB(p.GPUMemMiB.Hi))
 	}
-	r := in.Request.TRES
-	out := r
-	changed := false
-	for _, f := range []*string{&out.PerNode, &out.PerJob, &out.PerTask, &out.PerSocket} {
-		s, ok, err := predictor.SetGPUType(*f, typ)
-		if err != nil {
-			return nil, "", "typeless GPU request left alone: " + err.Error()
-		}
-		*f, changed = s, changed || ok
+	return nil, "", fmt.Sprintf("typeless GPU request left alone: no type holding %s has enough GPUs on the partition's nodes%s",
+		FormatMiB(p.GPUMemMiB.Hi), layoutNote(in.Layout))
+}
+
+// layoutNote explains a rewrite refused for want of a layout.
+func layoutNote(l *Layout) string {
+	if l == nil {
+		return " (augurd has not read the nodes yet)"
 	}
-	if !changed {
-		return nil, "", ""
-	}
-	return &out, typ, fmt.Sprintf("GPU type %s chosen: first type holding the predicted %s", typ, FormatMiB(p.GPUMemMiB.Hi))
+	return ""
 }
 
 // rewriteTooSmall moves a job that names a GPU type too small for its
@@ -259,30 +274,29 @@ func rewriteTooSmall(in Input, job predictor.Job, p predictor.Prediction) (*wire
 	if !known || p.GPUMemMiB.Hi <= capMiB {
 		return nil, "", ""
 	}
-	to := ""
 	for _, t := range pol.GPUTypes {
-		if t.MemMiB >= p.GPUMemMiB.Hi {
-			to = t.Name
-			break
+		if t.MemMiB < p.GPUMemMiB.Hi {
+			continue
 		}
-	}
-	if to == "" {
-		return nil, "", ""
-	}
-	out := in.Request.TRES
-	changed := false
-	for _, f := range []*string{&out.PerNode, &out.PerJob, &out.PerTask, &out.PerSocket} {
-		s, ok, err := predictor.ReplaceGPUType(*f, from, to)
-		if err != nil {
+		out := in.Request.TRES
+		changed := false
+		for _, f := range []*string{&out.PerNode, &out.PerJob, &out.PerTask, &out.PerSocket} {
+			s, ok, err := predictor.ReplaceGPUType(*f, from, t.Name)
+			if err != nil {
+				return nil, "", ""
+			}
+			*f, changed = s, changed || ok
+		}
+		if !changed {
 			return nil, "", ""
 		}
-		*f, changed = s, changed || ok
+		if !in.Layout.Places(in.Request, out) {
+			continue
+		}
+		return &out, t.Name, fmt.Sprintf("GPU type %s replaced by %s: the predicted %s does not fit %s", from, t.Name,
+			FormatMiB(p.GPUMemMiB.Hi), FormatMiB(capMiB))
 	}
-	if !changed {
-		return nil, "", ""
-	}
-	return &out, to, fmt.Sprintf("GPU type %s replaced by %s: the predicted %s does not fit %s", from, to,
-		FormatMiB(p.GPUMemMiB.Hi), FormatMiB(capMiB))
+	return nil, "", ""
 }
 
 // siteFactorHorizon is the runtime at which the initial SiteFactor reaches 0.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,9 +39,28 @@ func runs(memMiB, sec float64, n int) []predictor.Outcome {
 }
 
 func decide(r *wire.Request, hist []predictor.Outcome, pol Policy) Decision {
+	return decideOn(r, hist, pol, roomy(pol))
+}
+
+func decideOn(r *wire.Request, hist []predictor.Outcome, pol Policy, l *Layout) Decision {
 	job, err := JobFromRequest(r)
 	return Decide(Input{Request: r, Job: job, GresErr: err, History: hist, Policy: pol,
-		Predictor: predictor.NewHistory(1, pol.GPUMemMiB())})
+		Predictor: predictor.NewHistory(1, pol.GPUMemMiB()), Layout: l})
+}
+
+// roomy is a cluster where every request of the tests fits: four nodes,
+// each with 8 GPUs of every type of pol (and its shards).
+func roomy(pol Policy) *Layout {
+	l := &Layout{}
+	for i := range 4 {
+		n := NodeLayout{Name: fmt.Sprintf("n%d", i), GPUs: map[string]int64{}, Shards: map[string]int64{}}
+		for _, t := range pol.GPUTypes {
+			n.GPUs[t.Name] = 8
+			n.Shards[t.Name] = 8 * int64(t.Shards)
+		}
+		l.Nodes = append(l.Nodes, n)
+	}
+	return l
 }
 
 // Site factors below are 10000 * (1 - ln(1+hi)/ln(1+7 days)) with hi the

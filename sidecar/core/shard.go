@@ -88,6 +88,9 @@ func shardSmall(in Input, job predictor.Job, p predictor.Prediction) (*wire.TRES
 		if !ok {
 			return nil, "", ""
 		}
+		if !in.Layout.Places(in.Request, *tres) {
+			continue // the partition has no node with that many shards of t
+		}
 		return tres, fmt.Sprintf("shard:%s:%d", t.Name, k), fmt.Sprintf(
 			"sharded: %d of %d shards of a %s hold the predicted %s and the %.0f%% SM utilisation of %d earlier runs",
 			k, t.Shards, t.Name, FormatMiB(p.GPUMemMiB.Hi), utilHi, runs)

@@ -14,6 +14,7 @@ import (
 	"github.com/augur-hpc/augur/sidecar/config"
 	"github.com/augur-hpc/augur/sidecar/metrics"
 	"github.com/augur-hpc/augur/sidecar/server"
+	"github.com/augur-hpc/augur/sidecar/slurm"
 	"github.com/augur-hpc/augur/sidecar/store"
 	"github.com/augur-hpc/augur/slurm-plugin/shim"
 	"github.com/augur-hpc/augur/slurm-plugin/wire"
@@ -47,7 +48,9 @@ func newService(t testing.TB, cfg *config.Config) (*Service, *store.Store, *metr
 	t.Cleanup(func() { st.Close() })
 	m := metrics.New(func() float64 { return float64(st.Pending()) })
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return NewService(cfg, st, m, quiet, time.Now), st, m
+	svc := NewService(cfg, st, m, quiet, time.Now)
+	svc.SetLayout(LayoutFrom([]slurm.Node{{Name: "n1", Partitions: []string{"gpu"}, Gres: "gpu:t4:8,gpu:a100:8"}}, "gpu"))
+	return svc, st, m
 }
 
 // handle runs one submission as the server does: the answer, then the work

@@ -114,6 +114,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 		}()
 	}
 
+	// Rewritten GPU requests must fit the nodes (see core.Layout).
+	go svc.RunLayout(ctx, &slurm.Lib{}, layoutEvery, layoutRetry, log.With("component", "layout"))
+
 	// Submissions learn their job ids from the queue (see Linker).
 	linker := NewLinker(slurm.CLI{}, st, log.With("component", "linker"))
 	linker.StateChanged = svc.OutcomesChanged
@@ -184,6 +187,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 					log.Warn("socket.path, store.path and metrics.listen change only on restart; other settings applied")
 				}
 				svc.Reload(next)
+				svc.RefreshLayout()
 				if err := liveRunner.Reload(next); err != nil {
 					log.Error("live scheduling settings not applied; keeping the previous ones", "err", err)
 				}

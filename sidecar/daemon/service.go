@@ -60,6 +60,10 @@ type Service struct {
 	cur     atomic.Pointer[settings]
 	names   userNames
 	hist    *historyCache
+	// layout is the cluster's nodes (RunLayout); nil until first read.
+	layout      atomic.Pointer[core.Layout]
+	layoutPoke  chan struct{}
+	layoutReads atomic.Int64
 
 	mu    sync.Mutex // guards cfg and model, the inputs of cur
 	cfg   *config.Config
@@ -73,7 +77,8 @@ var _ server.Handler = (*Service)(nil)
 
 // NewService returns a Service deciding by cfg.
 func NewService(cfg *config.Config, st Store, m *metrics.Metrics, log *slog.Logger, now func() time.Time) *Service {
-	s := &Service{store: st, metrics: m, log: log, now: now, hist: newHistoryCache(historyTTL, now)}
+	s := &Service{store: st, metrics: m, log: log, now: now, hist: newHistoryCache(historyTTL, now),
+		layoutPoke: make(chan struct{}, 1)}
 	s.Reload(cfg)
 	return s
 }
@@ -143,7 +148,7 @@ func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Reques
 	hist := s.history(ctx, req.UserID, job.Script.Signature)
 	d := core.Decide(core.Input{
 		Request: req, Job: job, GresErr: gresErr,
-		History: hist.rows, Policy: set.policy, Predictor: set.predictor,
+		History: hist.rows, Policy: set.policy, Predictor: set.predictor, Layout: s.layout.Load(),
 	})
 	resp := d.Response(req.Token)
 	elapsed := s.now().Sub(start)

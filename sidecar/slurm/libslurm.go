@@ -4,6 +4,7 @@ package slurm
 
 /*
 #cgo LDFLAGS: -lslurm
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <signal.h>
@@ -50,6 +51,23 @@ static int augur_load_nodes(node_info_msg_t **msg) {
 	return AUGUR_NO_SIGPIPE(augur_errno(slurm_load_node((time_t)0, msg, SHOW_ALL)));
 }
 
+static int augur_load_partitions(partition_info_msg_t **msg) {
+	return AUGUR_NO_SIGPIPE(augur_errno(slurm_load_partitions((time_t)0, msg, SHOW_ALL)));
+}
+
+// augur_default_partition copies the default partition's name into buf
+// ("" when none is the default).
+static void augur_default_partition(partition_info_msg_t *m, char *buf, size_t n) {
+	buf[0] = 0;
+	for (uint32_t i = 0; i < m->record_count; i++) {
+		partition_info_t *p = &m->partition_array[i];
+		if ((p->flags & PART_FLAG_DEFAULT) && p->name) {
+			snprintf(buf, n, "%s", p->name);
+			return;
+		}
+	}
+}
+
 static slurm_job_info_t *augur_job(job_info_msg_t *m, uint32_t i) { return &m->job_array[i]; }
 static node_info_t *augur_node(node_info_msg_t *m, uint32_t i) { return &m->node_array[i]; }
 static char *augur_gres_detail(slurm_job_info_t *j, uint32_t i) { return j->gres_detail_str[i]; }
@@ -77,8 +95,10 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -95,15 +115,39 @@ type Lib struct {
 	Workers int
 }
 
-var initOnce sync.Once
+var (
+	initMu sync.Mutex
+	inited bool
+)
 
-func libInit() {
-	initOnce.Do(func() {
-		// A daemon wants EPIPE, not SIGPIPE: with SIGPIPE ignored, no
-		// handler libslurm saves and restores can ever run.
-		signal.Ignore(syscall.SIGPIPE)
-		C.augur_init()
-	})
+func libInit() error {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if inited {
+		return nil
+	}
+	// libslurm ends the process (fatal) when it finds no configuration:
+	// read it only once slurm.conf is there, so that augurd waits instead.
+	path := confPath()
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%w: cannot read %s (SLURM_CONF): %v", ErrUnavailable, path, err)
+	}
+	// A daemon wants EPIPE, not SIGPIPE: with SIGPIPE ignored, no
+	// handler libslurm saves and restores can ever run.
+	signal.Ignore(syscall.SIGPIPE)
+	C.augur_init()
+	inited = true
+	return nil
+}
+
+// defaultConf is where Debian's libslurm looks without SLURM_CONF.
+const defaultConf = "/etc/slurm/slurm.conf"
+
+func confPath() string {
+	if p := os.Getenv("SLURM_CONF"); p != "" {
+		return p
+	}
+	return defaultConf
 }
 
 // libError turns a Slurm error number into an error; controller
@@ -141,10 +185,12 @@ var jobStates = [...]string{"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CAN
 
 // Jobs lists every job slurmctld knows, as CLI.Jobs does.
 func (l *Lib) Jobs(ctx context.Context) ([]Job, error) {
+	if err := libInit(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	libInit()
 	runtime.LockOSThread() // slurm_get_errno is per thread
 	defer runtime.UnlockOSThread()
 	var msg *C.job_info_msg_t
@@ -182,10 +228,12 @@ func (l *Lib) Jobs(ctx context.Context) ([]Job, error) {
 
 // Nodes lists the nodes with their GPUs and the GPUs in use.
 func (l *Lib) Nodes(ctx context.Context) ([]Node, error) {
+	if err := libInit(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	libInit()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var msg *C.node_info_msg_t
@@ -193,18 +241,51 @@ func (l *Lib) Nodes(ctx context.Context) ([]Node, error) {
 		return nil, err
 	}
 	defer C.slurm_free_node_info_msg(msg)
+	// A node's partitions are filled in from the partition table, here on
+	// the client side.
+	var parts *C.partition_info_msg_t
+	if err := libError("load partitions", C.augur_load_partitions(&parts)); err != nil {
+		return nil, err
+	}
+	defer C.slurm_free_partition_info_msg(parts)
+	C.slurm_populate_node_partitions(msg, parts)
 	out := make([]Node, 0, int(msg.record_count))
 	for i := C.uint32_t(0); i < msg.record_count; i++ {
 		n := C.augur_node(msg, i)
 		if n.name == nil {
 			continue // a hole in the node table
 		}
-		out = append(out, Node{
+		node := Node{
 			Name: gostr(n.name), State: nodeState(uint32(n.node_state)),
 			Gres: gostr(n.gres), GresUsed: gostr(n.gres_used),
-		})
+		}
+		if p := gostr(n.partitions); p != "" {
+			node.Partitions = strings.Split(p, ",")
+		}
+		out = append(out, node)
 	}
 	return out, nil
+}
+
+// DefaultPartition returns the name of the default partition ("" when
+// slurm.conf marks none).
+func (l *Lib) DefaultPartition(ctx context.Context) (string, error) {
+	if err := libInit(); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var msg *C.partition_info_msg_t
+	if err := libError("load partitions", C.augur_load_partitions(&msg)); err != nil {
+		return "", err
+	}
+	defer C.slurm_free_partition_info_msg(msg)
+	var buf [256]C.char
+	C.augur_default_partition(msg, &buf[0], C.size_t(len(buf)))
+	return C.GoString(&buf[0]), nil
 }
 
 func nodeState(s uint32) string {
@@ -230,8 +311,13 @@ func nodeState(s uint32) string {
 // unavailable controller stops the rest (they are reported as ctx errors
 // or ErrUnavailable).
 func (l *Lib) SetSiteFactors(ctx context.Context, ups []SiteFactor) []error {
-	libInit()
 	errs := make([]error, len(ups))
+	if err := libInit(); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
 	w := l.Workers
 	if w <= 0 {
 		w = 8
@@ -272,10 +358,12 @@ func (l *Lib) SetSiteFactors(ctx context.Context, ups []SiteFactor) []error {
 // Signal sends sig to every step of a job, the batch shell included (as
 // scancel --full --signal does).
 func (l *Lib) Signal(ctx context.Context, id uint64, sig int) error {
+	if err := libInit(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	libInit()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	return libError(fmt.Sprintf("signal job %d", id), C.augur_signal(C.uint32_t(id), C.uint16_t(sig)))
@@ -283,10 +371,12 @@ func (l *Lib) Signal(ctx context.Context, id uint64, sig int) error {
 
 // Requeue puts a job back into the queue (scontrol requeue).
 func (l *Lib) Requeue(ctx context.Context, id uint64) error {
+	if err := libInit(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	libInit()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	return libError(fmt.Sprintf("requeue job %d", id), C.augur_requeue(C.uint32_t(id)))

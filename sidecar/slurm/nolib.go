@@ -18,6 +18,9 @@ func (l *Lib) Jobs(context.Context) ([]Job, error) { return nil, errNoLib }
 // Nodes fails: no libslurm.
 func (l *Lib) Nodes(context.Context) ([]Node, error) { return nil, errNoLib }
 
+// DefaultPartition fails: no libslurm.
+func (l *Lib) DefaultPartition(context.Context) (string, error) { return "", errNoLib }
+
 // SetSiteFactors fails: no libslurm.
 func (l *Lib) SetSiteFactors(_ context.Context, ups []SiteFactor) []error {
 	errs := make([]error, len(ups))

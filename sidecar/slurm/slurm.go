@@ -67,6 +67,8 @@ type Node struct {
 	// Gres is the node's configured GRES ("gpu:a100:4,gpu:t4:4"), GresUsed
 	// those in use ("gpu:a100:2(IDX:0-1),gpu:t4:0(IDX:N/A)").
 	Gres, GresUsed string
+	// Partitions are the partitions the node is in.
+	Partitions []string
 }
 
 // SiteFactor is one SiteFactor to write.

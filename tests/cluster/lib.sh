@@ -239,6 +239,16 @@ wait_node() {
 	die "node $NODE not idle after $1 s (state '${state}')"
 }
 
+# wait_log FILE TEXT SECONDS: true once FILE contains TEXT, false after SECONDS.
+wait_log() {
+	local i
+	for ((i = 0; i < $3 * 4; i++)); do
+		grep -qF "$2" "$1" 2>/dev/null && return 0
+		sleep 0.25
+	done
+	return 1
+}
+
 # munge_up starts munged (creating its key if there is none) unless a
 # credential already round-trips.
 munge_up() {

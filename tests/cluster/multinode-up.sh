@@ -252,6 +252,8 @@ done
 for n in "${MN_NODES[@]}"; do
 	NODE="$n" wait_node 30
 done
+# augurd rewrites GPU requests only once it has read the nodes (retried every 2 s).
+wait_log "$D/log/augurd.log" "read Slurm's nodes" 15 || die "augurd has not read Slurm's nodes after 15 s"
 
 cat <<EOF
 Augur multinode test cluster is up in $D

@@ -266,6 +266,11 @@ slurmctld_start -c -i
 wait_ctld 30
 slurmd_start -c
 wait_node 30
+if [[ "$NO_AUGURD" != 1 ]]; then
+	# augurd started before slurmctld: it rewrites GPU requests only once it
+	# has read the nodes (retried every 2 s).
+	wait_log "$D/log/augurd.log" "read Slurm's nodes" 15 || die "augurd has not read Slurm's nodes after 15 s"
+fi
 
 cat <<EOF
 Augur test cluster is up in $D

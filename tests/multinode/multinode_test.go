@@ -263,6 +263,15 @@ func TestThreeNodeJob(t *testing.T) {
 	}
 	t.Logf("job %d ran on %s; augurd kept %s's report (peak %.0f MiB, 1 GPU); answered duplicate: %s. Known: the row holds one node's view, so the job's 3 GPUs and its %.0f MiB peak over all nodes are not in the store",
 		id, j.NodeList, o.Node, o.PeakMiB, strings.Join(lost, ", "), peak)
+
+	// The same job again, now with a history: no single GPU type is on
+	// three nodes, so augurd must leave the typeless request alone (naming
+	// a type would make Slurm refuse the job: "Requested node configuration
+	// is not available").
+	again := c.sbatch(t, body, "-H")
+	if tres := kv(c.must(t, "scontrol", "show", "job", "-o", strconv.FormatUint(again, 10)))["TresPerNode"]; tres != "gres:gpu:1" {
+		t.Errorf("resubmitted 3-node job %d: TresPerNode %q, want gres:gpu:1 left alone", again, tres)
+	}
 }
 
 func (c *cluster) nodeNamed(t testing.TB, name string) node {
