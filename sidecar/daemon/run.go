@@ -118,7 +118,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 	go svc.RunLayout(ctx, &slurm.Lib{}, layoutEvery, layoutRetry, log.With("component", "layout"))
 
 	// Submissions learn their job ids from the queue (see Linker).
-	linker := NewLinker(slurm.CLI{}, st, log.With("component", "linker"))
+	// libslurm rather than squeue --json: with tens of thousands of jobs in
+	// slurmctld's memory, squeue's JSON took hundreds of MB of garbage and
+	// seconds of CPU per pass on the controller host, and augurd stalled
+	// past the shim's deadline while it collected them.
+	linker := NewLinker(&slurm.Lib{NoDetail: true}, st, log.With("component", "linker"))
 	linker.StateChanged = svc.OutcomesChanged
 	linker.Linked = func(a store.Accuracy) { observeAccuracy(m, a) }
 	linker.Orphaned = func(n int) { m.OrphanedSubmissions.Add(float64(n)) }

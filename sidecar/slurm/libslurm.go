@@ -43,8 +43,8 @@ static void augur_fix_sigpipe(void) {
 	pthread_sigmask(SIG_SETMASK, &old_, NULL); \
 	rc_; })
 
-static int augur_load_jobs(job_info_msg_t **msg) {
-	return AUGUR_NO_SIGPIPE(augur_errno(slurm_load_jobs((time_t)0, msg, SHOW_ALL | SHOW_DETAIL)));
+static int augur_load_jobs(job_info_msg_t **msg, int detail) {
+	return AUGUR_NO_SIGPIPE(augur_errno(slurm_load_jobs((time_t)0, msg, detail ? SHOW_ALL | SHOW_DETAIL : SHOW_ALL)));
 }
 
 static int augur_load_nodes(node_info_msg_t **msg) {
@@ -113,6 +113,9 @@ type Lib struct {
 	// answers RPCs on several threads, and a write waits mostly on munge
 	// and the network, not on the CPU.
 	Workers int
+	// NoDetail leaves out each job's per-node GRES (GresDetail): a cheaper
+	// read, for callers that do not place jobs.
+	NoDetail bool
 }
 
 var (
@@ -194,7 +197,11 @@ func (l *Lib) Jobs(ctx context.Context) ([]Job, error) {
 	runtime.LockOSThread() // slurm_get_errno is per thread
 	defer runtime.UnlockOSThread()
 	var msg *C.job_info_msg_t
-	if err := libError("load jobs", C.augur_load_jobs(&msg)); err != nil {
+	detail := C.int(1)
+	if l.NoDetail {
+		detail = 0
+	}
+	if err := libError("load jobs", C.augur_load_jobs(&msg, detail)); err != nil {
 		return nil, err
 	}
 	defer C.slurm_free_job_info_msg(msg)
@@ -208,7 +215,8 @@ func (l *Lib) Jobs(ctx context.Context) ([]Job, error) {
 		job := Job{
 			ID: uint64(j.job_id), State: st, UserID: uint32(j.user_id), UserName: gostr(j.user_name),
 			Name: gostr(j.name), Partition: gostr(j.partition), AdminComment: gostr(j.admin_comment),
-			Priority: uint64(j.priority), Submit: unix(j.submit_time), Start: unix(j.start_time),
+			Account: gostr(j.account), QOS: gostr(j.qos), ExitCode: int(j.exit_code),
+			Priority: uint64(j.priority), Submit: unix(j.submit_time), Start: unix(j.start_time), End: unix(j.end_time),
 			Nodes: gostr(j.nodes), NodeCount: int(j.num_nodes), Requeue: j.requeue != 0,
 			Restarts: int(j.restart_cnt), TRESPerNode: gostr(j.tres_per_node), TRESPerJob: gostr(j.tres_per_job),
 			TRESPerTask: gostr(j.tres_per_task), TRESPerSock: gostr(j.tres_per_socket),

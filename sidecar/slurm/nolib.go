@@ -8,7 +8,10 @@ import (
 )
 
 // Lib needs cgo and libslurm; this build has neither, so every call fails.
-type Lib struct{ Workers int }
+type Lib struct {
+	Workers  int
+	NoDetail bool
+}
 
 var errNoLib = errors.New("slurm: augurd was built without cgo, so without libslurm")
 
