@@ -68,8 +68,29 @@ func augurInit() {
 		}
 	}()
 	load()
-	watchOnce.Do(func() { go watch() })
+	watchOnce.Do(func() {
+		go watch()
+		go flushReused()
+	})
 }
+
+// flushReused sends the shim's waiting reuse reports to augurd (see
+// shim.Client.Flush), off slurmctld's submit path.
+func flushReused() {
+	defer func() {
+		if r := recover(); r != nil {
+			logf(true, "panic sending reuse reports (no more until restart; the linker recovers the records): %v", r)
+		}
+	}()
+	for range time.Tick(flushEvery) {
+		if c := client.Load(); c != nil {
+			c.Flush()
+		}
+	}
+}
+
+// flushEvery is how often flushReused looks for waiting reports.
+const flushEvery = 100 * time.Millisecond
 
 // watch reloads the configuration when its file changes.
 func watch() {
@@ -115,6 +136,7 @@ func load() {
 		Timeout:          cfg.Shim.Timeout,
 		FailureThreshold: cfg.Shim.FailureThreshold,
 		Cooldown:         cfg.Shim.Cooldown,
+		ReuseWindow:      cfg.Shim.ReuseWindow,
 		Log:              func(isErr bool, msg string) { logf(isErr, "%s", msg) },
 	}))
 	if old != nil {
@@ -124,7 +146,7 @@ func load() {
 	if C.augur_have_slurm_alloc() == 0 {
 		logf(true, "slurm_xstrdup/slurm_xfree not found in this process: jobs will pass unchanged")
 	}
-	logf(false, "loaded: augurd socket %s, deadline %s, config %s", cfg.Socket.Path, cfg.Shim.Timeout, path)
+	logf(false, "loaded: augurd socket %s, deadline %s, reuse window %s, config %s", cfg.Socket.Path, cfg.Shim.Timeout, cfg.Shim.ReuseWindow, path)
 }
 
 //export augurFini

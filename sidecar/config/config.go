@@ -79,6 +79,11 @@ type Shim struct {
 	// MaxScriptBytes caps the batch script sent to augurd; longer scripts are
 	// sent truncated and marked so.
 	MaxScriptBytes ByteSize `mapstructure:"max_script_bytes"`
+	// ReuseWindow: for this long after augurd decided a submission, an
+	// identical one (every field, the script included) gets the same
+	// decision without a round trip; augurd records it with the next
+	// request. 0 turns it off.
+	ReuseWindow time.Duration `mapstructure:"reuse_window"`
 }
 
 // Store is augurd's SQLite database.
@@ -271,6 +276,7 @@ func Default() Config {
 			FailureThreshold: 3,
 			Cooldown:         30 * time.Second,
 			MaxScriptBytes:   4 << 20,
+			ReuseWindow:      time.Second,
 		},
 		Store:   Store{Path: "/var/lib/augur/augur.db", CommitWait: 0},
 		Metrics: Metrics{Listen: "127.0.0.1:9467"},
@@ -471,6 +477,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Shim.Cooldown < 0 || c.Shim.Cooldown > time.Hour {
 		bad("shim.cooldown", "is %s; give 0s to 1h", c.Shim.Cooldown)
+	}
+	if c.Shim.ReuseWindow < 0 || c.Shim.ReuseWindow > time.Minute {
+		bad("shim.reuse_window", "is %s; give 0s (off) to 1m", c.Shim.ReuseWindow)
 	}
 	if c.Shim.MaxScriptBytes < 1024 || c.Shim.MaxScriptBytes > 64<<20 {
 		bad("shim.max_script_bytes", "is %d; give 1KiB to 64MiB", int64(c.Shim.MaxScriptBytes))

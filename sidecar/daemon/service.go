@@ -36,6 +36,8 @@ type Store interface {
 	Record(ctx context.Context, sub store.Submission) error
 	Queue(sub store.Submission) error
 	History(ctx context.Context, userID uint32, signature string, limit int) ([]store.Outcome, error)
+	// Submission reads a recorded submission back (ErrNotFound if none).
+	Submission(ctx context.Context, token string) (store.Submission, error)
 }
 
 // historyLimit is how many earlier runs a decision looks at.
@@ -60,6 +62,9 @@ type Service struct {
 	cur     atomic.Pointer[settings]
 	names   userNames
 	hist    *historyCache
+	// recent are the latest recorded submissions, for the shim's reused
+	// decisions (Request.Reused) to copy.
+	recent recentSubs
 	// layout is the cluster's nodes (RunLayout); nil until first read.
 	layout      atomic.Pointer[core.Layout]
 	layoutPoke  chan struct{}
@@ -142,6 +147,12 @@ func (s *Service) OutcomesChanged() { s.hist.invalidate() }
 // for; recording it, counting it and logging it happen after the answer is
 // written, unless store.commit_wait asks for the record first.
 func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Request) (wire.Response, func()) {
+	if req.ReportOnly {
+		// Only the shim's reuse reports: nothing to decide.
+		log := s.log.With("token", req.Token)
+		return wire.Response{V: wire.Version, Token: req.Token, Action: wire.Accept},
+			func() { s.recordReused(ctx, log, req.Reused) }
+	}
 	start := s.now()
 	set := s.cur.Load()
 	job, gresErr := core.JobFromRequest(req)
@@ -163,6 +174,7 @@ func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Reques
 		if set.commitWait <= 0 {
 			s.record(ctx, log, set.commitWait, req, job, d, start, elapsed)
 		}
+		s.recordReused(ctx, log, req.Reused)
 		s.count(d)
 		s.metrics.DecisionDuration.Observe(elapsed.Seconds())
 		if d.Action == wire.Reject {
@@ -244,6 +256,7 @@ func (s *Service) record(ctx context.Context, log *slog.Logger, wait time.Durati
 		PredRuntimeSec: p.RuntimeSec.P50, PredRuntimeHiSec: p.RuntimeSec.Hi,
 		PredSource: string(p.MemSource), DecisionMicros: took.Microseconds(), Features: features,
 	}
+	s.recent.put(sub)
 	if wait <= 0 {
 		// Answer at once; the writer commits the record within its next
 		// group commit. Errors then reach the log from the writer.
@@ -267,6 +280,89 @@ func (s *Service) record(ctx context.Context, log *slog.Logger, wait time.Durati
 		s.metrics.StoreFailed(metrics.StoreRecord)
 		log.Error("submission not recorded", "err", err)
 	}
+}
+
+// recordReused records the submissions the shim answered with an earlier
+// request's decision: each a copy of that request's record under its own
+// token and time, its decision marked reused_of. One whose original is
+// neither recent nor stored (augurd restarted before recording it) is left
+// to the linker, which rebuilds it from the job's AdminComment.
+func (s *Service) recordReused(ctx context.Context, log *slog.Logger, rs []wire.Reuse) {
+	for _, r := range rs {
+		orig, ok := s.recent.get(r.Of)
+		if !ok {
+			rctx, cancel := context.WithTimeout(ctx, time.Second)
+			sub, err := s.store.Submission(rctx, r.Of)
+			cancel()
+			if err != nil {
+				s.metrics.ReusedDecisions.WithLabelValues("unknown").Inc()
+				log.Warn("a reused decision's original is not known; the linker will recover the job's record",
+					"reused_token", r.Token, "of", r.Of, "err", err)
+				continue
+			}
+			orig = sub
+		}
+		sub := orig
+		sub.Token, sub.ReceivedAt, sub.JobID, sub.DecisionMicros = r.Token, time.Unix(0, r.AtUnixNano), 0, 0
+		sub.Decision = reusedDecision(orig.Decision, r.Of)
+		if err := s.store.Queue(sub); err != nil {
+			s.metrics.StoreFailed(metrics.StoreRecord)
+			log.Error("reused decision not recorded", "reused_token", r.Token, "err", err)
+			continue
+		}
+		s.metrics.ReusedDecisions.WithLabelValues("recorded").Inc()
+		if sub.Action == string(wire.Reject) {
+			s.metrics.Decided(metrics.ActionReject)
+		} else {
+			s.metrics.Decided(metrics.ActionAccept)
+		}
+	}
+}
+
+// reusedDecision is a decision record marked as reused from token of.
+func reusedDecision(dec []byte, of string) []byte {
+	var m map[string]any
+	if json.Unmarshal(dec, &m) != nil || m == nil {
+		m = map[string]any{}
+	}
+	m["reused_of"] = of
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// recentSubs keeps the last recentMax recorded submissions by token.
+type recentSubs struct {
+	mu    sync.Mutex
+	m     map[string]store.Submission
+	order []string
+}
+
+// recentMax: a reused decision refers to one made at most
+// shim.reuse_window (1 s by default, 1 min at most) earlier; older ones are
+// read back from the store.
+const recentMax = 2048
+
+func (r *recentSubs) put(sub store.Submission) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = make(map[string]store.Submission, recentMax)
+	}
+	if _, ok := r.m[sub.Token]; !ok {
+		r.order = append(r.order, sub.Token)
+	}
+	r.m[sub.Token] = sub
+	for len(r.order) > recentMax {
+		delete(r.m, r.order[0])
+		r.order = r.order[1:]
+	}
+}
+
+func (r *recentSubs) get(tok string) (store.Submission, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sub, ok := r.m[tok]
+	return sub, ok
 }
 
 func (s *Service) count(d core.Decision) {

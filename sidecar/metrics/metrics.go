@@ -79,24 +79,29 @@ type Metrics struct {
 	DecisionDuration prometheus.Histogram
 	Predictions      *prometheus.CounterVec
 	GPURewrites      prometheus.Counter
-	SiteFactors      prometheus.Counter
-	Refused          *prometheus.CounterVec
-	ShimFailOpen     prometheus.Counter
-	ShimSkipped      prometheus.Counter
-	ShimRoundTrip    prometheus.Histogram
-	StoreErrors      *prometheus.CounterVec
-	StoreCommitWait  prometheus.Histogram
-	Outcomes         *prometheus.CounterVec
-	OutcomeLag       prometheus.Histogram
-	PredictionError  *prometheus.HistogramVec
-	PredictionOver   *prometheus.CounterVec
-	GPUOOMJobs       prometheus.Counter
-	QueueJobs        *prometheus.GaugeVec
-	BalanceRequests  *prometheus.CounterVec
-	BalanceJobs      *prometheus.GaugeVec
-	BalanceSlowdown  prometheus.Histogram
-	BalancePlans     prometheus.Counter
-	BalanceGain      prometheus.Histogram
+	// ReusedDecisions counts submissions the shim answered from an earlier
+	// decision (shim.reuse_window), by whether augurd could record them
+	// ("recorded") or left them to the linker ("unknown": the decision
+	// they reused was not found).
+	ReusedDecisions *prometheus.CounterVec
+	SiteFactors     prometheus.Counter
+	Refused         *prometheus.CounterVec
+	ShimFailOpen    prometheus.Counter
+	ShimSkipped     prometheus.Counter
+	ShimRoundTrip   prometheus.Histogram
+	StoreErrors     *prometheus.CounterVec
+	StoreCommitWait prometheus.Histogram
+	Outcomes        *prometheus.CounterVec
+	OutcomeLag      prometheus.Histogram
+	PredictionError *prometheus.HistogramVec
+	PredictionOver  *prometheus.CounterVec
+	GPUOOMJobs      prometheus.Counter
+	QueueJobs       *prometheus.GaugeVec
+	BalanceRequests *prometheus.CounterVec
+	BalanceJobs     *prometheus.GaugeVec
+	BalanceSlowdown prometheus.Histogram
+	BalancePlans    prometheus.Counter
+	BalanceGain     prometheus.Histogram
 
 	LivePasses       *prometheus.CounterVec
 	LivePassDuration prometheus.Histogram
@@ -128,6 +133,10 @@ func New(storePending func() float64) *Metrics {
 			Name: fq("", "predictions_total"),
 			Help: "Predictions made at submission, by what the GPU memory prediction came from.",
 		}, []string{"source"}),
+		ReusedDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("", "reused_decisions_total"),
+			Help: "Submissions the shim answered from an identical earlier request's decision (shim.reuse_window), by record: recorded, or unknown (left to the linker).",
+		}, []string{"record"}),
 		GPURewrites: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: fq("", "gpu_type_rewrites_total"),
 			Help: "Typeless GPU requests given a GPU type at submission.",
@@ -246,7 +255,7 @@ func New(storePending func() float64) *Metrics {
 		Help: "Records accepted but not yet committed to SQLite.",
 	}, storePending)
 	m.Registry.MustRegister(
-		m.Decisions, m.DecisionDuration, m.Predictions, m.GPURewrites, m.SiteFactors,
+		m.Decisions, m.DecisionDuration, m.Predictions, m.GPURewrites, m.SiteFactors, m.ReusedDecisions,
 		m.Refused, m.ShimFailOpen, m.ShimSkipped, m.ShimRoundTrip,
 		m.StoreErrors, m.StoreCommitWait, m.Outcomes, m.OutcomeLag, m.PredictionError, m.PredictionOver, m.GPUOOMJobs, m.QueueJobs,
 		m.BalanceRequests, m.BalanceJobs, m.BalanceSlowdown, m.BalancePlans, m.BalanceGain, buildInfo, pending,

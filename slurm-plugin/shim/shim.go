@@ -41,8 +41,13 @@ type Options struct {
 	Cooldown         time.Duration
 	// Log receives one line per notable event; isErr marks failures.
 	Log func(isErr bool, msg string)
-	// Now is the clock of the cool-down (time.Now when nil).
+	// Now is the clock of the cool-down and of the reuse window (time.Now
+	// when nil).
 	Now func() time.Time
+	// ReuseWindow: for this long after augurd decided a request, an
+	// identical one gets the same decision without a round trip (see
+	// reuse.go); 0 turns it off.
+	ReuseWindow time.Duration
 }
 
 // ErrCoolingDown is returned while the circuit is open: augurd failed
@@ -89,6 +94,8 @@ type Client struct {
 
 	idle   chan idleConn
 	closed atomic.Bool
+
+	reuse *reuseCache // nil: no reuse window
 }
 
 // New returns a Client.
@@ -102,7 +109,11 @@ func New(opts Options) *Client {
 	if opts.FailureThreshold < 1 {
 		opts.FailureThreshold = 1
 	}
-	return &Client{opts: opts, idle: make(chan idleConn, maxIdle)}
+	c := &Client{opts: opts, idle: make(chan idleConn, maxIdle)}
+	if opts.ReuseWindow > 0 {
+		c.reuse = newReuseCache(opts.ReuseWindow)
+	}
+	return c
 }
 
 // Close drops the idle connections; requests in flight finish normally.
@@ -153,6 +164,13 @@ func NewToken() string {
 // Decide sends req to augurd and returns its validated answer. Any error
 // means: accept the job unchanged.
 func (c *Client) Decide(req *wire.Request) (*wire.Response, error) {
+	key := ""
+	if c.reuse != nil {
+		key = reuseKey(req)
+		if resp, ok := c.reuse.lookup(req, key, c.opts.Now()); ok {
+			return resp, nil
+		}
+	}
 	if !c.admit() {
 		c.failOpens.Add(1)
 		c.skipped.Add(1)
@@ -165,13 +183,23 @@ func (c *Client) Decide(req *wire.Request) (*wire.Response, error) {
 		LastRoundTripUS: c.lastRTTUS.Load(),
 	}
 	reported := req.Shim
-	// Deadlines are real time; Options.Now drives only the cool-down.
+	if c.reuse != nil {
+		req.Reused = c.reuse.take()
+	}
+	// Deadlines are real time; Options.Now drives the cool-down and the
+	// reuse window.
 	start := time.Now()
 	resp, err := c.roundTrip(req, start.Add(c.opts.Timeout))
 	if err != nil {
+		if c.reuse != nil {
+			c.reuse.giveBack(req.Reused)
+		}
 		c.failOpens.Add(1)
 		c.failed(err)
 		return nil, err
+	}
+	if c.reuse != nil {
+		c.reuse.store(key, resp, c.opts.Now())
 	}
 	c.lastRTTUS.Store(uint64(max(time.Since(start).Microseconds(), 1)))
 	c.failOpens.Add(^(reported.FailOpens - 1))
@@ -179,6 +207,30 @@ func (c *Client) Decide(req *wire.Request) (*wire.Response, error) {
 	c.succeeded()
 	return resp, nil
 }
+
+// Flush sends the reuse reports still waiting (see reuse.go) on a request
+// of their own, when they have waited longer than flushAfter: a storm of
+// identical submissions that stops leaves its last reports behind until
+// the next submission, so the plugin calls Flush from a background
+// goroutine (never under slurmctld's locks). It does not touch the circuit
+// breaker; reports that fail to go stay for the next try.
+func (c *Client) Flush() error {
+	if c.reuse == nil || !c.reuse.due(c.opts.Now(), flushAfter) {
+		return nil
+	}
+	req := &wire.Request{V: wire.Version, Token: NewToken(), ReportOnly: true, Reused: c.reuse.take()}
+	if len(req.Reused) == 0 {
+		return nil
+	}
+	if _, err := c.roundTrip(req, time.Now().Add(c.opts.Timeout)); err != nil {
+		c.reuse.giveBack(req.Reused)
+		return err
+	}
+	return nil
+}
+
+// flushAfter is how long a reuse report may wait for a submission to carry it.
+const flushAfter = 200 * time.Millisecond
 
 func (c *Client) roundTrip(req *wire.Request, deadline time.Time) (*wire.Response, error) {
 	cn, pooled := c.pooled()

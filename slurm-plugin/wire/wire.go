@@ -80,7 +80,27 @@ type Request struct {
 	// Shim reports the shim's own health since its last successful request,
 	// which augurd turns into metrics (the shim has no endpoint of its own).
 	Shim ShimStats `json:"shim"`
+
+	// Reused lists the submissions the shim answered, since its last request,
+	// with the decision augurd gave an identical earlier request (the shim's
+	// reuse window), for augurd to record. At most MaxReused.
+	Reused []Reuse `json:"reused,omitempty"`
+	// ReportOnly marks a request that only carries Reused (the shim sends
+	// one when reports have waited and no submission came): augurd records
+	// them and answers accept; there is no job.
+	ReportOnly bool `json:"report_only,omitempty"`
 }
+
+// Reuse is one submission answered from an earlier decision.
+type Reuse struct {
+	Token string `json:"token"` // the submission's own token
+	Of    string `json:"of"`    // the token of the request whose decision it got
+	// AtUnixNano is when the shim received it.
+	AtUnixNano int64 `json:"at"`
+}
+
+// MaxReused bounds Request.Reused.
+const MaxReused = 4096
 
 // TRES holds Slurm's four per-scope trackable-resource request strings, as in
 // job_desc_msg_t ("gres:gpu:a100:2" in 22.05, "gres/gpu:2" from 23.11).
@@ -225,6 +245,14 @@ func DecodeRequest(body []byte) (*Request, error) {
 	}
 	if !ValidToken(req.Token) {
 		return nil, fmt.Errorf("%w: token must be 1 to 64 lowercase hex digits", ErrBadBody)
+	}
+	if len(req.Reused) > MaxReused {
+		return nil, fmt.Errorf("%w: %d reused decisions, at most %d", ErrBadBody, len(req.Reused), MaxReused)
+	}
+	for _, r := range req.Reused {
+		if !ValidToken(r.Token) || !ValidToken(r.Of) || r.AtUnixNano <= 0 {
+			return nil, fmt.Errorf("%w: a reused decision needs two tokens and a time", ErrBadBody)
+		}
 	}
 	return &req, nil
 }

@@ -4,6 +4,10 @@
 #
 #   baseline     no job_submit plugin, no augurd
 #   augur        plugin + augurd (what a site runs)
+#   augur-reuse  plugin + augurd with shim.reuse_window 1s (the default in
+#                etc/augur.yaml; the others run with it off): an identical
+#                submission within 1 s of a decided one is answered inside
+#                slurmctld
 #   augurd-down  plugin, augurd stopped (fail-open: the plugin's cool-down,
 #                AUGUR_TEST_SHIM_COOLDOWN, default 30s, skips augurd)
 #
@@ -89,10 +93,12 @@ EOF
 # up CONFIG: a fresh cluster for CONFIG (its output goes to WORK/up-CONFIG.log).
 up() {
 	local cfg="$1" no_plugin=0 no_augurd=0
+	local reuse=0s
 	[[ "$cfg" == baseline ]] && no_plugin=1 no_augurd=1
+	[[ "$cfg" == augur-reuse ]] && reuse=1s
 	# augurd logs at info, as in production (the test cluster's file says
 	# debug, which writes a line per decision).
-	if ! AUGUR_TEST_NO_PLUGIN=$no_plugin AUGUR_TEST_NO_AUGURD=$no_augurd AUGUR_LOG_LEVEL=info \
+	if ! AUGUR_TEST_NO_PLUGIN=$no_plugin AUGUR_TEST_NO_AUGURD=$no_augurd AUGUR_TEST_SHIM_REUSE=$reuse AUGUR_LOG_LEVEL=info \
 		"$CLUSTER/up.sh" "$DIR" >"$WORK/up-$cfg.log" 2>&1; then
 		cat "$WORK/up-$cfg.log" >&2
 		log "up.sh failed for $cfg"
@@ -138,6 +144,7 @@ median() {
 
 # Results, one line per round and configuration, and the failures.
 RESULTS="$WORK/results.txt" # round cfg accepted count ave_us wall_s
+: >"$WORK/reuse-stats.txt"
 STATS="$WORK/store-stats.txt" # round rtt_n rtt_p50 rtt_p99 rtt_max dec_p50 dec_p99 dec_max
 : >"$RESULTS"
 : >"$STATS"
@@ -175,6 +182,7 @@ bench() {
 
 	case "$cfg" in
 	augur) check_augur "$round" ;;
+	augur-reuse) check_reuse "$round" ;;
 	augurd-down)
 		local annotated
 		annotated="$(squeue --json | jq --arg n "$JOB_NAME" '[.jobs[] | select(.name == $n and ((.admin_comment // "") | startswith("augur:")))] | length')"
@@ -198,6 +206,24 @@ warmup() {
 		sbatch -H --parsable --gres=gpu:1 --job-name=augur-bench-warmup "$SCRIPT" >/dev/null 2>>"$WORK/warmup-errors.txt" || true
 	done
 	scancel --user="$(id -un)" --name=augur-bench-warmup || true
+}
+
+# check_reuse ROUND: with shim.reuse_window 1s, every job annotated and
+# recorded too (the reused ones by the plugin's reports), and how many
+# submissions asked augurd.
+check_reuse() {
+	local db="$DIR/var/augur.db" annotated rows reused i
+	annotated="$(squeue --json | jq --arg n "$JOB_NAME" '[.jobs[] | select(.name == $n and ((.admin_comment // "") | startswith("augur:")))] | length')"
+	((annotated == N)) || fail "augur-reuse: $annotated of $N jobs carry an augur: annotation"
+	for ((i = 0; i < 50; i++)); do
+		rows="$(sqlite3 -cmd '.timeout 5000' "$db" "SELECT count(*) FROM submissions WHERE job_name = '$JOB_NAME'")"
+		((rows >= N)) && break
+		sleep 0.2
+	done
+	((rows == N)) || fail "augur-reuse: augurd's store has $rows submission rows for $JOB_NAME, not $N"
+	reused="$(sqlite3 -cmd '.timeout 5000' "$db" "SELECT count(*) FROM submissions WHERE job_name = '$JOB_NAME' AND decision_json LIKE '%reused_of%'")"
+	echo "$1 $reused" >>"$WORK/reuse-stats.txt"
+	log "round $1/$R: augur-reuse: $annotated/$N annotated, $rows store rows, $reused answered from an earlier decision, $((N - reused)) asked augurd"
 }
 
 # check_augur ROUND: every job annotated, N rows in augurd's store; the
@@ -228,7 +254,7 @@ check_augur() {
 log "N=$N submissions per configuration, R=$R round(s), cluster in $DIR"
 log "shim cool-down for augurd-down: ${AUGUR_TEST_SHIM_COOLDOWN:-30s}"
 for ((r = 1; r <= R; r++)); do
-	for cfg in baseline augur augurd-down; do
+	for cfg in baseline augur augur-reuse augurd-down; do
 		bench "$r" "$cfg"
 	done
 done
@@ -240,9 +266,11 @@ scol() { awk -v f="$1" '{ print $f }' "$STATS"; }
 
 base="$(col baseline 5 | median)"
 aug="$(col augur 5 | median)"
+reuse="$(col augur-reuse 5 | median)"
 down="$(col augurd-down 5 | median)"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "null" }'; }
 ratio_aug="$(ratio "$aug" "$base")"
+ratio_reuse="$(ratio "$reuse" "$base")"
 ratio_down="$(ratio "$down" "$base")"
 added_down="$(awk -v d="$down" -v b="$base" -v n="$N" 'BEGIN { printf "%.3f", (d - b) * n / 1e6 }')"
 verdict() { awk -v r="$1" -v t="$TARGET" 'BEGIN { print (r != "null" && r <= t) ? "met" : "missed" }'; }
@@ -257,7 +285,8 @@ done <"$RESULTS"
 echo
 if ((R > 1)); then echo "medians of $R rounds:"; fi
 printf '  %-26s %8s us\n' "baseline (no plugin)" "$base"
-printf '  %-26s %8s us   ratio %sx   target <= %sx: %s\n' "plugin + augurd" "$aug" "$ratio_aug" "$TARGET" "$(verdict "$ratio_aug")"
+printf '  %-26s %8s us   ratio %sx   target <= %sx: %s\n' "plugin + augurd, no reuse" "$aug" "$ratio_aug" "$TARGET" "$(verdict "$ratio_aug")"
+printf '  %-26s %8s us   ratio %sx   target <= %sx: %s   (%s of %d answered in slurmctld, median)\n' "plugin + augurd, reuse 1s" "$reuse" "$ratio_reuse" "$TARGET" "$(verdict "$ratio_reuse")" "$(awk '{ print $2 }' "$WORK/reuse-stats.txt" | median)" "$N"
 printf '  %-26s %8s us   ratio %sx   target <= %sx: %s\n' "plugin, augurd stopped" "$down" "$ratio_down" "$TARGET" "$(verdict "$ratio_down")"
 printf '  %-26s %8s s over %d submissions\n' "added with augurd stopped" "$added_down" "$N"
 echo
@@ -274,6 +303,7 @@ jq -n \
 	--argjson n "$N" --argjson rounds "$R" --argjson warmup "$WARMUP" \
 	--argjson base "$(num "$base")" --argjson aug "$(num "$aug")" --argjson down "$(num "$down")" \
 	--argjson ra "$(num "$ratio_aug")" --argjson rd "$(num "$ratio_down")" --argjson added "$(num "$added_down")" \
+	--argjson reuse "$(num "$reuse")" --argjson rr "$(num "$ratio_reuse")" \
 	--argjson rtt50 "$(num "$(scol 3 | median)")" --argjson rtt99 "$(num "$(scol 4 | median)")" \
 	--argjson rttmax "$(num "$(scol 5 | median)")" \
 	--argjson dec50 "$(num "$(scol 6 | median)")" --argjson dec99 "$(num "$(scol 7 | median)")" \
@@ -284,6 +314,7 @@ jq -n \
 	'{n: $n, rounds: $rounds, warmup: $warmup,
 	  baseline_avg_us: $base, augur_avg_us: $aug, augurd_down_avg_us: $down,
 	  ratio_augur: $ra, ratio_down: $rd, target_ratio: $target,
+	  augur_reuse_avg_us: $reuse, ratio_augur_reuse: $rr,
 	  added_total_seconds_down: $added,
 	  shim_rtt_p50_us: $rtt50, shim_rtt_p99_us: $rtt99, shim_rtt_max_us: $rttmax,
 	  decision_p50_us: $dec50, decision_p99_us: $dec99, decision_max_us: $decmax,

@@ -16,6 +16,9 @@ METRICS_PORT="${AUGUR_TEST_METRICS_PORT:-19467}"
 OUTCOMES_PORT="${AUGUR_TEST_OUTCOMES_PORT:-16831}"
 SHIM_TIMEOUT="${AUGUR_TEST_SHIM_TIMEOUT:-50ms}"
 SHIM_COOLDOWN="${AUGUR_TEST_SHIM_COOLDOWN:-30s}"
+# Off unless asked: most tests restart or stop augurd and then expect the
+# next submission to reach it.
+SHIM_REUSE="${AUGUR_TEST_SHIM_REUSE:-0s}"
 PLUGIN_DIR="${AUGUR_TEST_PLUGIN_DIR:-$REPO/bin/test}"
 SLURM_DEBUG="${AUGUR_TEST_SLURM_DEBUG:-info}"
 NO_PLUGIN="${AUGUR_TEST_NO_PLUGIN:-0}"
@@ -205,6 +208,7 @@ shim:
   failure_threshold: 3
   cooldown: $SHIM_COOLDOWN
   max_script_bytes: 4MiB
+  reuse_window: $SHIM_REUSE
 store:
   path: "$D/var/augur.db"
   commit_wait: 0s

@@ -1,0 +1,119 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/augur-hpc/augur/sidecar/store"
+)
+
+// setReuseWindow rewrites shim.reuse_window in the cluster's augur.yaml and
+// waits until the plugin inside slurmctld has reloaded it (it looks every
+// 10 s).
+func (c *cluster) setReuseWindow(t *testing.T, window string) {
+	t.Helper()
+	path := filepath.Join(c.dir, "etc", "augur.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^  reuse_window: .*$`)
+	if !re.Match(b) {
+		t.Fatalf("%s has no shim.reuse_window line", path)
+	}
+	before := strings.Count(c.ctldLog(t), "reuse window "+window+",")
+	if err := os.WriteFile(path, re.ReplaceAll(b, []byte("  reuse_window: "+window)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the plugin to load reuse window "+window, func() bool {
+		return strings.Count(c.ctldLog(t), "reuse window "+window+",") > before
+	})
+}
+
+// TestReuseWindowStorm: with shim.reuse_window 1s, a loop of 300 identical
+// sbatch gets augurd's decision for the first of each second inside
+// slurmctld, the others without a round trip: every job is annotated with
+// its own token, and every one is recorded in augurd's store (the reused
+// ones marked reused_of), the last ones by the plugin's flush after the
+// loop stopped, without waiting for another submission.
+func TestReuseWindowStorm(t *testing.T) {
+	c.setReuseWindow(t, "1s")
+	t.Cleanup(func() {
+		c.setReuseWindow(t, "0s")
+		c.clearQueue(t)
+	})
+	path := c.batchScript(t, scriptFor("python train.py --model resnet50 --batch-size 64 # storm"))
+	const n = 300
+	ids := make([]uint64, 0, n)
+	start := time.Now()
+	for range n {
+		ids = append(ids, c.sbatch(t, "-H", "-J", "reuse-storm", "-o", "/dev/null", path))
+	}
+	t.Logf("%d submissions in %s", n, time.Since(start).Round(time.Millisecond))
+
+	out, _, err := c.run(t, "squeue", "--json", "-n", "reuse-storm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q struct{ Jobs []job }
+	if err := json.Unmarshal([]byte(out), &q); err != nil {
+		t.Fatal(err)
+	}
+	tokens := map[string]uint64{}
+	for _, j := range q.Jobs {
+		tok := token(j)
+		if tok == "" {
+			t.Errorf("job %d not annotated: %q", j.JobID, j.AdminComment)
+			continue
+		}
+		if other, dup := tokens[tok]; dup {
+			t.Errorf("jobs %d and %d share token %s", other, j.JobID, tok)
+		}
+		tokens[tok] = j.JobID
+	}
+	if len(tokens) != n {
+		t.Fatalf("%d distinct tokens in %d jobs, want %d", len(tokens), len(q.Jobs), n)
+	}
+
+	reused := 0
+	waitFor(t, 10*time.Second, "every job recorded in augurd's store", func() bool {
+		r, err := store.OpenReadOnly(context.Background(), c.storePath())
+		if err != nil {
+			return false
+		}
+		defer r.Close()
+		subs, err := r.Latest(context.Background(), 100000)
+		if err != nil {
+			return false
+		}
+		found := 0
+		reused = 0
+		for _, s := range subs {
+			if _, ok := tokens[s.Token]; ok {
+				found++
+				if strings.Contains(string(s.Decision), `"reused_of"`) {
+					reused++
+				}
+			}
+		}
+		return found == n
+	})
+	asked := n - reused
+	t.Logf("%d of %d answered inside slurmctld from an earlier decision; augurd asked %d times; augur_reused_decisions_total{record=\"recorded\"} %s",
+		reused, n, asked, c.metric(t, `augur_reused_decisions_total{record="recorded"}`))
+	if reused == 0 || asked < 1 {
+		t.Errorf("reused %d, asked %d: the window did nothing", reused, asked)
+	}
+	// At most about one round trip per window while the loop ran.
+	if secs := time.Since(start).Seconds(); float64(asked) > secs+3 {
+		t.Errorf("augurd asked %d times in %.1f s with a 1 s window", asked, secs)
+	}
+}
