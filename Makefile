@@ -15,7 +15,7 @@ GOFILES := $(shell find . -name '*.go' -not -path './tests/.cluster/*')
 export CGO_ENABLED := 1
 export CGO_CFLAGS := -I$(SLURM_INC) -O2 -Wno-deprecated-declarations
 
-.PHONY: help build build-test-plugin deps test test-unit test-contrib fuzz e2e demo bench bench-submit lint clean cluster-up cluster-down
+.PHONY: help build build-test-plugin deps test test-unit test-contrib fuzz e2e demo bench bench-submit bench-plugin lint clean cluster-up cluster-down
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -100,8 +100,11 @@ bench-sim: $(BIN)/augur ## full-trace simulations (Philly 32x8, all policies; Ga
 	done; done; done
 	$(GO) test -run '^$$' -bench 'Schedule1000x100' -benchtime 100x ./sidecar/policy/
 
-bench-submit: build build-test-plugin ## slurmctld submit cost: 1,000 sbatch -H with no plugin vs plugin+augurd vs plugin with augurd stopped
+bench-submit: build build-test-plugin ## slurmctld submit cost: 1,000 sbatch -H with no plugin vs plugin+augurd (reuse off, reuse 1s) vs plugin with augurd stopped
 	tests/bench/submit.sh $(CLUSTER)
+
+bench-plugin: build ## the plugin's own cost per job_submit call, outside slurmctld (skip, ask, reuse)
+	tests/bench/plugin.sh
 
 clean: ## remove build outputs
 	-tests/cluster/down.sh $(CLUSTER) 2>/dev/null
