@@ -135,6 +135,9 @@ func doctor(ctx context.Context, env doctorEnv) []checkResult {
 			"run augur doctor where scontrol reaches slurmctld (SLURM_CONF, munge), or start slurmctld"})
 	} else {
 		out = append(out, checkSlurmConf(conf)...)
+		if cfg.Policy.ShardSmallJobs {
+			add(checkShards(conf))
+		}
 	}
 	add(checkPlugin(ctx, env, conf))
 	add(checkMunge(ctx, env))
@@ -265,6 +268,18 @@ func checkSlurmConf(conf map[string]string) []checkResult {
 		}
 	}
 	return out
+}
+
+// checkShards: policy.shard_small_jobs needs gres/shard in slurm.conf.
+func checkShards(conf map[string]string) checkResult {
+	types := conf["GresTypes"]
+	for _, t := range strings.Split(types, ",") {
+		if strings.TrimSpace(t) == "shard" {
+			return checkResult{"GresTypes", checkOK, types + " (policy.shard_small_jobs)", ""}
+		}
+	}
+	return checkResult{"GresTypes", checkWarn, fmt.Sprintf("%q has no shard, but policy.shard_small_jobs is on: no node has shards, so no job is ever sharded", types),
+		"add shard to GresTypes= and Name=shard lines to gres.conf (INSTALL.md, Sharing GPUs), or set policy.shard_small_jobs: false"}
 }
 
 // slurmVersionNum is SLURM_VERSION_NUM(major, minor, micro).
