@@ -160,6 +160,9 @@ func ParseTime(s string, now time.Time, loc *time.Location) (time.Time, error) {
 	if len(in) >= 10 && in[4] == '-' && in[7] == '-' {
 		for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
 			if t, err := time.ParseInLocation(layout, in, loc); err == nil {
+				if t.Year() < 1970 {
+					break // no job ran before the epoch (and year 1 is Go's zero time)
+				}
 				return t, nil
 			}
 		}
