@@ -239,6 +239,49 @@ wait_node() {
 	die "node $NODE not idle after $1 s (state '${state}')"
 }
 
+# slurm_conf_common DIR: the slurm.conf settings the single-node and the
+# multinode test clusters share (auth, plugins, accounting to a file,
+# scheduling, priority); each script adds its hosts, ports, paths, gres and
+# nodes.
+slurm_conf_common() {
+	cat <<EOF
+AuthType=auth/munge
+CredType=cred/munge
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+ReturnToService=2
+MailProg=/bin/true
+KillWait=5
+
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$1/log/jobcomp.txt
+# No AccountingStorageTRES=gres/gpu: without slurmdbd slurmctld refuses it
+# ("fatal: slurmdbd is required to run with TRES gres/gpu"), so a job's TRES=
+# shows no GPUs; read TresPerNode/TresPerJob or GRES (scontrol -d) instead.
+
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=100
+JobRequeue=1
+MinJobAge=300
+
+# No PriorityWeightSite exists: SiteFactor is added to the priority as is.
+# Without slurmdbd, slurmctld ignores PriorityWeightAge ("can only be used
+# with SlurmDBD"): all weights 0, so priority = 1 + SiteFactor (+ nice).
+PriorityType=priority/multifactor
+PriorityCalcPeriod=1
+PriorityWeightAge=0
+PriorityWeightFairshare=0
+PriorityWeightJobSize=0
+PriorityWeightPartition=0
+PriorityWeightQOS=0
+EOF
+}
+
 # wait_log FILE TEXT SECONDS: true once FILE contains TEXT, false after SECONDS.
 wait_log() {
 	local i

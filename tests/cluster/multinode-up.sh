@@ -106,14 +106,7 @@ SlurmUser=root
 SlurmdUser=root
 SlurmctldPort=$MN_CTLD_PORT
 SlurmdPort=$MN_SLURMD_PORT
-AuthType=auth/munge
-CredType=cred/munge
-MpiDefault=none
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-ReturnToService=2
-MailProg=/bin/true
-KillWait=5
+$(slurm_conf_common "$D")
 
 StateSaveLocation=$D/var/slurmctld
 # One slurmd per namespace: %n is the node's name.
@@ -124,27 +117,7 @@ SlurmctldLogFile=$D/log/slurmctld.log
 SlurmdLogFile=$D/log/slurmd-%n.log
 SlurmctldDebug=$SLURM_DEBUG
 SlurmdDebug=$SLURM_DEBUG
-
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=$D/log/jobcomp.txt
-
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-DefMemPerCPU=100
 GresTypes=gpu
-JobRequeue=1
-MinJobAge=300
-
-PriorityType=priority/multifactor
-PriorityCalcPeriod=1
-PriorityWeightAge=0
-PriorityWeightFairshare=0
-PriorityWeightJobSize=0
-PriorityWeightPartition=0
-PriorityWeightQOS=0
 
 PluginDir=$STOCK_PLUGIN_DIR:$PLUGIN_DIR
 JobSubmitPlugins=augur

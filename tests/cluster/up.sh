@@ -125,14 +125,7 @@ SlurmUser=root
 SlurmdUser=root
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$SLURMD_PORT
-AuthType=auth/munge
-CredType=cred/munge
-MpiDefault=none
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-ReturnToService=2
-MailProg=/bin/true
-KillWait=5
+$(slurm_conf_common "$D")
 
 StateSaveLocation=$D/var/slurmctld
 SlurmdSpoolDir=$D/var/slurmd
@@ -142,34 +135,8 @@ SlurmctldLogFile=$D/log/slurmctld.log
 SlurmdLogFile=$D/log/slurmd.log
 SlurmctldDebug=$SLURM_DEBUG
 SlurmdDebug=$SLURM_DEBUG
-
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=$D/log/jobcomp.txt
-# No AccountingStorageTRES=gres/gpu: without slurmdbd slurmctld refuses it
-# ("fatal: slurmdbd is required to run with TRES gres/gpu"), so a job's TRES=
-# shows no GPUs; read TresPerNode/TresPerJob or GRES (scontrol -d) instead.
-
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-DefMemPerCPU=100
 GresTypes=gpu,shard
-JobRequeue=1
 MaxJobCount=200000
-MinJobAge=300
-
-# No PriorityWeightSite exists: SiteFactor is added to the priority as is.
-# Without slurmdbd, slurmctld ignores PriorityWeightAge ("can only be used
-# with SlurmDBD"): all weights 0, so priority = 1 + SiteFactor (+ nice).
-PriorityType=priority/multifactor
-PriorityCalcPeriod=1
-PriorityWeightAge=0
-PriorityWeightFairshare=0
-PriorityWeightJobSize=0
-PriorityWeightPartition=0
-PriorityWeightQOS=0
 
 $PLUGIN_LINES
 
