@@ -154,19 +154,26 @@ func token(j job) string {
 
 func (c *cluster) storePath() string { return filepath.Join(c.dir, "var", "augur.db") }
 
+// submissions reads augurd's latest 100,000 committed submissions (false
+// when the store cannot be read right now).
+func (c *cluster) submissions() ([]store.Submission, bool) {
+	r, err := store.OpenReadOnly(context.Background(), c.storePath())
+	if err != nil {
+		return nil, false
+	}
+	defer r.Close()
+	subs, err := r.Latest(context.Background(), 100000)
+	return subs, err == nil
+}
+
 // stored returns augurd's record of a submission. augurd answers before
 // it commits (store.commit_wait 0), so the row may take a moment.
 func (c *cluster) stored(t testing.TB, tok string) store.Submission {
 	t.Helper()
 	var found store.Submission
 	waitFor(t, 10*time.Second, "submission "+tok+" in augurd's store", func() bool {
-		r, err := store.OpenReadOnly(context.Background(), c.storePath())
-		if err != nil {
-			return false
-		}
-		defer r.Close()
-		subs, err := r.Latest(context.Background(), 100000)
-		if err != nil {
+		subs, ok := c.submissions()
+		if !ok {
 			return false
 		}
 		for _, s := range subs {

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/augur-hpc/augur/sidecar/store"
 )
 
 // setReuseWindow rewrites shim.reuse_window in the cluster's augur.yaml and
@@ -92,13 +89,8 @@ func TestReuseWindowStorm(t *testing.T) {
 
 	reused := 0
 	waitFor(t, 10*time.Second, "every job recorded in augurd's store", func() bool {
-		r, err := store.OpenReadOnly(context.Background(), c.storePath())
-		if err != nil {
-			return false
-		}
-		defer r.Close()
-		subs, err := r.Latest(context.Background(), 100000)
-		if err != nil {
+		subs, ok := c.submissions()
+		if !ok {
 			return false
 		}
 		found := 0
