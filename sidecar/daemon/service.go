@@ -256,7 +256,9 @@ func (s *Service) record(ctx context.Context, log *slog.Logger, wait time.Durati
 		PredRuntimeSec: p.RuntimeSec.P50, PredRuntimeHiSec: p.RuntimeSec.Hi,
 		PredSource: string(p.MemSource), DecisionMicros: took.Microseconds(), Features: features,
 	}
-	s.recent.put(sub)
+	if len(sub.Script) <= wire.MaxReusedScript {
+		s.recent.put(sub) // only what the shim may reuse: bounded memory
+	}
 	if wait <= 0 {
 		// Answer at once; the writer commits the record within its next
 		// group commit. Errors then reach the log from the writer.
@@ -339,8 +341,9 @@ type recentSubs struct {
 
 // recentMax: a reused decision refers to one made at most
 // shim.reuse_window (1 s by default, 1 min at most) earlier; older ones are
-// read back from the store.
-const recentMax = 2048
+// read back from the store. Scripts kept are at most wire.MaxReusedScript,
+// so this holds 64 MiB at the very worst, a few MiB for real scripts.
+const recentMax = 1024
 
 func (r *recentSubs) put(sub store.Submission) {
 	r.mu.Lock()

@@ -30,7 +30,7 @@ import (
 
 const (
 	reuseEntries   = 256
-	reuseMaxScript = 64 << 10
+	reuseMaxScript = wire.MaxReusedScript
 	// reusePending bounds the reused decisions waiting to be reported;
 	// past it the oldest are dropped (their jobs are recovered by the
 	// linker from their AdminComment).

@@ -102,6 +102,10 @@ type Reuse struct {
 // MaxReused bounds Request.Reused.
 const MaxReused = 4096
 
+// MaxReusedScript is the longest batch script whose decision the shim
+// reuses (and augurd keeps at hand for the reports).
+const MaxReusedScript = 64 << 10
+
 // TRES holds Slurm's four per-scope trackable-resource request strings, as in
 // job_desc_msg_t ("gres:gpu:a100:2" in 22.05, "gres/gpu:2" from 23.11).
 type TRES struct {
