@@ -18,7 +18,7 @@ export CGO_CFLAGS := -I$(SLURM_INC) -O2 -Wno-deprecated-declarations
 .PHONY: help build build-test-plugin deps test test-unit test-contrib fuzz e2e demo bench bench-submit bench-plugin lint clean cluster-up cluster-down
 
 help: ## list the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 deps: ## install what building and the real-Slurm tests need (Debian; as root)
 	tests/cluster/install-deps.sh
