@@ -227,14 +227,11 @@ func rewriteTypeless(in Input, job predictor.Job, p predictor.Prediction) (*wire
 			continue
 		}
 		holds = true
-		out := in.Request.TRES
-		changed := false
-		for _, f := range []*string{&out.PerNode, &out.PerJob, &out.PerTask, &out.PerSocket} {
-			s, ok, err := predictor.SetGPUType(*f, t.Name)
-			if err != nil {
-				return nil, "", "typeless GPU request left alone: " + err.Error()
-			}
-			*f, changed = s, changed || ok
+		out, changed, err := rewriteTRES(in.Request.TRES, func(s string) (string, bool, error) {
+			return predictor.SetGPUType(s, t.Name)
+		})
+		if err != nil {
+			return nil, "", "typeless GPU request left alone: " + err.Error()
 		}
 		if !changed {
 			return nil, "", ""
@@ -249,6 +246,20 @@ func rewriteTypeless(in Input, job predictor.Job, p predictor.Prediction) (*wire
 	}
 	return nil, "", fmt.Sprintf("typeless GPU request left alone: no type holding %s has enough GPUs on the partition's nodes%s",
 		FormatMiB(p.GPUMemMiB.Hi), layoutNote(in.Layout))
+}
+
+// rewriteTRES applies f to each of the four request strings, stopping at
+// the first error, and reports whether any changed.
+func rewriteTRES(t wire.TRES, f func(string) (string, bool, error)) (wire.TRES, bool, error) {
+	changed := false
+	for _, p := range []*string{&t.PerNode, &t.PerJob, &t.PerTask, &t.PerSocket} {
+		s, ok, err := f(*p)
+		if err != nil {
+			return t, false, err
+		}
+		*p, changed = s, changed || ok
+	}
+	return t, changed, nil
 }
 
 // layoutNote explains a rewrite refused for want of a layout.
@@ -278,16 +289,10 @@ func rewriteTooSmall(in Input, job predictor.Job, p predictor.Prediction) (*wire
 		if t.MemMiB < p.GPUMemMiB.Hi {
 			continue
 		}
-		out := in.Request.TRES
-		changed := false
-		for _, f := range []*string{&out.PerNode, &out.PerJob, &out.PerTask, &out.PerSocket} {
-			s, ok, err := predictor.ReplaceGPUType(*f, from, t.Name)
-			if err != nil {
-				return nil, "", ""
-			}
-			*f, changed = s, changed || ok
-		}
-		if !changed {
+		out, changed, err := rewriteTRES(in.Request.TRES, func(s string) (string, bool, error) {
+			return predictor.ReplaceGPUType(s, from, t.Name)
+		})
+		if err != nil || !changed {
 			return nil, "", ""
 		}
 		if !in.Layout.Places(in.Request, out) {
