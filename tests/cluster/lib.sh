@@ -239,6 +239,17 @@ wait_node() {
 	die "node $NODE not idle after $1 s (state '${state}')"
 }
 
+# stock_plugin_dir: print Slurm's own plugin directory (arch-dependent: ask
+# dpkg where select_cons_tres.so is); die when it cannot be found.
+stock_plugin_dir() {
+	local dir
+	dir="$(dirname "$(dpkg -L slurm-wlm-basic-plugins slurmctld 2>/dev/null |
+		grep -m 1 '/select_cons_tres\.so$' || echo /usr/lib/slurm-wlm/x)")"
+	[[ -f "$dir/select_cons_tres.so" ]] ||
+		die "cannot find Slurm's plugin directory (looked for select_cons_tres.so)"
+	echo "$dir"
+}
+
 # slurm_conf_common DIR: the slurm.conf settings the single-node and the
 # multinode test clusters share (auth, plugins, accounting to a file,
 # scheduling, priority); each script adds its hosts, ports, paths, gres and

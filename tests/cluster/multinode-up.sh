@@ -31,10 +31,7 @@ HOST="$(hostname -s)"
 "$HERE/install-deps.sh" || die "install-deps.sh failed"
 munge_up
 
-STOCK_PLUGIN_DIR="$(dirname "$(dpkg -L slurm-wlm-basic-plugins slurmctld 2>/dev/null |
-	grep -m 1 '/select_cons_tres\.so$' || echo /usr/lib/slurm-wlm/x)")"
-[[ -f "$STOCK_PLUGIN_DIR/select_cons_tres.so" ]] ||
-	die "cannot find Slurm's plugin directory (looked for select_cons_tres.so)"
+STOCK_PLUGIN_DIR="$(stock_plugin_dir)"
 PLUGIN_DIR="$(cd "$PLUGIN_DIR" 2>/dev/null && pwd)" ||
 	die "plugin dir ${AUGUR_TEST_PLUGIN_DIR:-$REPO/bin/test} missing (make build-test-plugin)"
 [[ -f "$PLUGIN_DIR/job_submit_augur.so" ]] || die "$PLUGIN_DIR/job_submit_augur.so missing (make build-test-plugin)"

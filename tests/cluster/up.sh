@@ -35,10 +35,7 @@ munge_up
 
 # ---------------------------------------------------------------- plugins
 # The stock plugin directory (arch-independent: ask dpkg where they are).
-STOCK_PLUGIN_DIR="$(dirname "$(dpkg -L slurm-wlm-basic-plugins slurmctld 2>/dev/null |
-	grep -m 1 '/select_cons_tres\.so$' || echo /usr/lib/slurm-wlm/x)")"
-[[ -f "$STOCK_PLUGIN_DIR/select_cons_tres.so" ]] ||
-	die "cannot find Slurm's plugin directory (looked for select_cons_tres.so)"
+STOCK_PLUGIN_DIR="$(stock_plugin_dir)"
 
 if [[ "$NO_PLUGIN" == 1 ]]; then
 	PLUGIN_LINES="PluginDir=$STOCK_PLUGIN_DIR
