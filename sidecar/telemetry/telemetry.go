@@ -2,7 +2,7 @@
 // Slurm jobs. NVML comes in as go-nvml's nvml.Interface, so the same code runs
 // on real GPUs and, in tests, on go-nvml's own mocks.
 //
-//	nvml.Interface ─Sampler.Sample─> []Reading (per GPU: memory, utilisation, power, processes)
+//	nvml.Interface ─Sampler.Sample─> []Reading (per GPU: memory, utilisation, power, processes and their SM utilisation)
 //	[]Reading + job→GPUs + pid→job ─Attribute─> []JobSample (per job and GPU)
 //
 // Attribute is pure; finding which job a process belongs to (/proc) is the
@@ -35,6 +35,11 @@ type Reading struct {
 	// (and NVML in some containers) do not report them.
 	Procs      []Proc
 	ProcsKnown bool
+	// ProcUtil is each process's SM utilisation (pid -> percent) since the
+	// previous Sample, when ProcUtilKnown. NVML lists only processes that
+	// used the GPU in that time, so a process missing from it was idle.
+	ProcUtil      map[uint32]float64
+	ProcUtilKnown bool
 }
 
 // Sampler reads every GPU of the node.
@@ -49,7 +54,10 @@ type device struct {
 	uuid, name  string
 	memTotalMiB float64
 	// what this device turned out not to support, so we stop asking
-	noUtil, noPower, noProcs bool
+	noUtil, noPower, noProcs, noProcUtil bool
+	// lastSeen is the newest per-process sample's timestamp (µs), so that
+	// the next GetProcessUtilization returns only newer samples.
+	lastSeen uint64
 }
 
 const mib = 1 << 20
@@ -142,9 +150,39 @@ func (s *Sampler) Sample() ([]Reading, error) {
 				d.noProcs = true
 			}
 		}
+		if !d.noProcUtil {
+			rd.ProcUtil, rd.ProcUtilKnown = d.procUtil()
+		}
 		out = append(out, rd)
 	}
 	return out, errors.Join(errs...)
+}
+
+// procUtil reads the SM utilisation of each process on d since the previous
+// call, averaging a process's samples. NVML answers NOT_FOUND when no
+// process has run since lastSeen: known, every process idle.
+func (d *device) procUtil() (map[uint32]float64, bool) {
+	samples, r := d.h.GetProcessUtilization(d.lastSeen)
+	switch r {
+	case nvml.SUCCESS:
+	case nvml.ERROR_NOT_FOUND:
+		return map[uint32]float64{}, true
+	case nvml.ERROR_NOT_SUPPORTED:
+		d.noProcUtil = true
+		return nil, false
+	default:
+		return nil, false
+	}
+	sum, n := map[uint32]float64{}, map[uint32]float64{}
+	for _, p := range samples {
+		sum[p.Pid] += float64(p.SmUtil)
+		n[p.Pid]++
+		d.lastSeen = max(d.lastSeen, p.TimeStamp)
+	}
+	for pid := range sum {
+		sum[pid] /= n[pid]
+	}
+	return sum, true
 }
 
 func errorString(lib nvml.Interface, r nvml.Return) (s string) {
@@ -166,14 +204,21 @@ type JobSample struct {
 	PowerW  float64
 	// Attribution is "process" or "device"; see outcome.GPU.
 	Attribution string
+	// Shared is set when the GPU had more than one job. SMUtil is then the
+	// job's own processes' where the reading had per-process utilisation
+	// (ProcUtilKnown), else still the whole GPU's.
+	Shared bool
 }
 
 // Attribute turns readings into per-job samples. jobs maps each running job
 // to the GPU indices Slurm gave it; jobOf says which job a process belongs
 // to. Memory is the job's own processes' memory where NVML lists processes
 // (right even when several jobs share a GPU through gres/shard), else the
-// whole GPU's. Utilisation is per GPU in NVML, so sharing jobs each see the
-// GPU's; power is split evenly between them.
+// whole GPU's. SM utilisation of a GPU that several jobs share is each job's
+// own processes' sum where NVML gave per-process figures, so that an idle job
+// is not called busy because its neighbour is (or the reverse); a job alone
+// on its GPU, or one whose GPU gave none, gets the GPU's. Memory-controller
+// utilisation stays the GPU's, and power is split evenly between the jobs.
 func Attribute(readings []Reading, jobs map[uint64][]int, jobOf func(pid uint32) (uint64, bool)) []JobSample {
 	byGPU := map[int][]uint64{}
 	for job, gpus := range jobs {
@@ -202,9 +247,17 @@ func Attribute(readings []Reading, jobs map[uint64][]int, jobOf func(pid uint32)
 		if len(holders) == 0 {
 			continue
 		}
+		shared := len(holders) > 1
+		var sm map[uint64]float64
+		if shared && rd.ProcUtilKnown {
+			sm = jobSMUtil(rd.ProcUtil, jobOf)
+		}
 		for _, job := range holders {
 			s := JobSample{JobID: job, GPU: rd.Index, SMUtil: rd.SMUtil, MemUtil: rd.MemUtil,
-				PowerW: rd.PowerW / float64(len(holders))}
+				PowerW: rd.PowerW / float64(len(holders)), Shared: shared}
+			if sm != nil {
+				s.SMUtil = sm[job]
+			}
 			if rd.ProcsKnown {
 				s.MemMiB, s.Attribution = mem[job], "process"
 			} else {
@@ -214,6 +267,19 @@ func Attribute(readings []Reading, jobs map[uint64][]int, jobOf func(pid uint32)
 		}
 	}
 	return out
+}
+
+// jobSMUtil sums each job's processes' SM utilisation, capped at 100 like
+// the GPU's own figure: processes running side by side (MPS) can add up to
+// more.
+func jobSMUtil(procUtil map[uint32]float64, jobOf func(pid uint32) (uint64, bool)) map[uint64]float64 {
+	sm := map[uint64]float64{}
+	for pid, u := range procUtil {
+		if job, ok := jobOf(pid); ok {
+			sm[job] = min(sm[job]+u, 100)
+		}
+	}
+	return sm
 }
 
 func contains(xs []uint64, x uint64) bool {

@@ -4,6 +4,9 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+
 	"github.com/augur-hpc/augur/sidecar/telemetry"
 	"github.com/augur-hpc/augur/sidecar/telemetry/fakegpu"
 	"github.com/google/go-cmp/cmp"
@@ -41,8 +44,90 @@ func TestSampleWithoutProcessList(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs, _ := s.Sample()
-	if rs[0].ProcsKnown || rs[0].MemUsedMiB != 500 {
+	if rs[0].ProcsKnown || rs[0].ProcUtilKnown || rs[0].MemUsedMiB != 500 {
 		t.Errorf("reading %+v", rs[0])
+	}
+}
+
+// TestSampleProcUtil: two jobs' processes on one fake GPU, one idle and one
+// busy, read as such; a GPU with no process (NVML: NOT_FOUND) reads as
+// known, nobody busy.
+func TestSampleProcUtil(t *testing.T) {
+	lib := fakegpu.New(func(i int) fakegpu.Load {
+		if i != 0 {
+			return fakegpu.Load{}
+		}
+		return fakegpu.Load{Procs: []fakegpu.Proc{{PID: 1000, UsedMiB: 100}, {PID: 1001, UsedMiB: 100, SMUtil: 60}}}
+	})
+	s, err := telemetry.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 2; round++ { // the fake's timestamps move on: every round sees every process
+		rs, err := s.Sample()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs[0].SMUtil != 60 || !rs[0].ProcUtilKnown || !rs[1].ProcUtilKnown {
+			t.Errorf("round %d: readings %+v, %+v", round, rs[0], rs[1])
+		}
+		if d := cmp.Diff(map[uint32]float64{1000: 0, 1001: 60}, rs[0].ProcUtil); d != "" {
+			t.Errorf("round %d: gpu 0 (-want +got):\n%s", round, d)
+		}
+		if len(rs[1].ProcUtil) != 0 {
+			t.Errorf("round %d: gpu 1 has %v", round, rs[1].ProcUtil)
+		}
+	}
+}
+
+// TestSampleProcUtilLastSeen: each call passes the newest timestamp seen so
+// far, a process's several samples are averaged, NOT_FOUND is "nobody
+// busy", another error "not known", and NOT_SUPPORTED ends the asking.
+func TestSampleProcUtilLastSeen(t *testing.T) {
+	type answer struct {
+		samples []nvml.ProcessUtilizationSample
+		r       nvml.Return
+	}
+	rounds := []struct {
+		lastSeen uint64 // what the sampler should pass
+		answer
+		want  map[uint32]float64
+		known bool
+	}{
+		{0, answer{[]nvml.ProcessUtilizationSample{{Pid: 7, TimeStamp: 100, SmUtil: 40}, {Pid: 7, TimeStamp: 200, SmUtil: 60},
+			{Pid: 8, TimeStamp: 150, SmUtil: 10}}, nvml.SUCCESS}, map[uint32]float64{7: 50, 8: 10}, true},
+		{200, answer{nil, nvml.ERROR_NOT_FOUND}, map[uint32]float64{}, true},
+		{200, answer{nil, nvml.ERROR_UNKNOWN}, nil, false},
+		{200, answer{[]nvml.ProcessUtilizationSample{{Pid: 8, TimeStamp: 300, SmUtil: 90}}, nvml.SUCCESS}, map[uint32]float64{8: 90}, true},
+		{300, answer{nil, nvml.ERROR_NOT_SUPPORTED}, nil, false},
+		{300, answer{}, nil, false}, // not asked any more
+	}
+	lib := fakegpu.New(func(int) fakegpu.Load { return fakegpu.Load{} })
+	var calls []uint64
+	var next answer
+	lib.Devices[0].(*dgxa100.Device).GetProcessUtilizationFunc = func(lastSeen uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
+		calls = append(calls, lastSeen)
+		return next.samples, next.r
+	}
+	s, err := telemetry.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, rd := range rounds {
+		next = rd.answer
+		rs, err := s.Sample()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(rd.want, rs[0].ProcUtil); d != "" || rs[0].ProcUtilKnown != rd.known {
+			t.Errorf("round %d: known %v, want %v; (-want +got):\n%s", i, rs[0].ProcUtilKnown, rd.known, d)
+		}
+		if i < 5 && (len(calls) != i+1 || calls[i] != rd.lastSeen) {
+			t.Errorf("round %d: calls with lastSeen %v, want %d last", i, calls, rd.lastSeen)
+		}
+	}
+	if len(calls) != 5 {
+		t.Errorf("%d calls, want 5: NOT_SUPPORTED should end them", len(calls))
 	}
 }
 
@@ -62,14 +147,41 @@ func TestAttribute(t *testing.T) {
 			jobs: map[uint64][]int{1: {0}},
 			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 7000, SMUtil: 90, PowerW: 300, Attribution: "process"}},
 		},
-		"shared GPU: each job its own processes, power split": {
+		"shared GPU, no per-process utilisation: each job its own memory, the GPU's utilisation, power split": {
 			readings: []telemetry.Reading{{Index: 2, MemUsedMiB: 6000, SMUtil: 50, PowerW: 200, ProcsKnown: true,
 				Procs: []telemetry.Proc{{11, 1000}, {21, 5000}}}},
 			jobs: map[uint64][]int{1: {2}, 2: {2}},
 			want: []telemetry.JobSample{
-				{JobID: 1, GPU: 2, MemMiB: 1000, SMUtil: 50, PowerW: 100, Attribution: "process"},
-				{JobID: 2, GPU: 2, MemMiB: 5000, SMUtil: 50, PowerW: 100, Attribution: "process"},
+				{JobID: 1, GPU: 2, MemMiB: 1000, SMUtil: 50, PowerW: 100, Attribution: "process", Shared: true},
+				{JobID: 2, GPU: 2, MemMiB: 5000, SMUtil: 50, PowerW: 100, Attribution: "process", Shared: true},
 			},
+		},
+		// Job 1 idles next to busy job 2: an idle-GPU detector must see
+		// job 1 at 0, not at the GPU's 60.
+		"shared GPU: each job its own processes' utilisation": {
+			readings: []telemetry.Reading{{Index: 2, MemUsedMiB: 6000, SMUtil: 60, MemUtil: 30, PowerW: 200, ProcsKnown: true,
+				Procs: []telemetry.Proc{{11, 1000}, {21, 5000}}, ProcUtil: map[uint32]float64{21: 60}, ProcUtilKnown: true}},
+			jobs: map[uint64][]int{1: {2}, 2: {2}},
+			want: []telemetry.JobSample{
+				{JobID: 1, GPU: 2, MemMiB: 1000, SMUtil: 0, MemUtil: 30, PowerW: 100, Attribution: "process", Shared: true},
+				{JobID: 2, GPU: 2, MemMiB: 5000, SMUtil: 60, MemUtil: 30, PowerW: 100, Attribution: "process", Shared: true},
+			},
+		},
+		"shared GPU: a job's processes summed, at most 100": {
+			readings: []telemetry.Reading{{Index: 0, SMUtil: 100, ProcsKnown: true,
+				Procs:    []telemetry.Proc{{11, 0}, {12, 0}, {21, 0}},
+				ProcUtil: map[uint32]float64{11: 70, 12: 50, 21: 5, 99: 40}, ProcUtilKnown: true}},
+			jobs: map[uint64][]int{1: {0}, 2: {0}},
+			want: []telemetry.JobSample{
+				{JobID: 1, GPU: 0, SMUtil: 100, Attribution: "process", Shared: true},
+				{JobID: 2, GPU: 0, SMUtil: 5, Attribution: "process", Shared: true},
+			},
+		},
+		"one job: the GPU's utilisation, whatever its processes show": {
+			readings: []telemetry.Reading{{Index: 0, MemUsedMiB: 4000, SMUtil: 90, ProcsKnown: true,
+				Procs: []telemetry.Proc{{11, 4000}}, ProcUtil: map[uint32]float64{11: 85}, ProcUtilKnown: true}},
+			jobs: map[uint64][]int{1: {0}},
+			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 4000, SMUtil: 90, Attribution: "process"}},
 		},
 		"no process list: whole device": {
 			readings: []telemetry.Reading{{Index: 1, MemUsedMiB: 12000, SMUtil: 70, PowerW: 250}},

@@ -23,8 +23,13 @@ import (
 // e2e suite sees real jobs use GPU memory. A process of a job uses GPU i
 // when its environment has AUGUR_FAKE_GPU_MEM_MIB=<n> and i is in its
 // SLURM_JOB_GPUS (or CUDA_VISIBLE_DEVICES): the GPU then lists one process
-// per such job (its lowest pid) using n MiB, at 80% SM utilisation and
-// 250 W. `sbatch --export=ALL,AUGUR_FAKE_GPU_MEM_MIB=12000 --gres=gpu:a100:1
+// per such job (its lowest pid) using n MiB. That process's SM utilisation
+// is AUGUR_FAKE_GPU_SM_UTIL=<0..100> from the same environment (80 when
+// unset or not in 0..100), and the GPU's is its processes' sum capped at
+// 100, so that jobs sharing a GPU (gres/shard) can be told apart: sharded
+// jobs at 0 and 60 show a GPU at 60 and processes at 0 and 60. A GPU with
+// any process is at 40% memory utilisation and 250 W, else 50 W.
+// `sbatch --export=ALL,AUGUR_FAKE_GPU_MEM_MIB=12000 --gres=gpu:a100:1
 // --wrap 'sleep 5'` thus peaks at 12000 MiB.
 //
 // Several simulated nodes on one host (tests/cluster/multinode-up.sh: one
@@ -45,6 +50,13 @@ func openNVML(kind string) (nvml.Interface, error) {
 
 // FakeMemEnv names the environment variable a test job sets.
 const FakeMemEnv = "AUGUR_FAKE_GPU_MEM_MIB"
+
+// FakeUtilEnv names the environment variable a test job may set for its
+// process's SM utilisation; defaultFakeUtil is what it shows without.
+const (
+	FakeUtilEnv     = "AUGUR_FAKE_GPU_SM_UTIL"
+	defaultFakeUtil = 80
+)
 
 // FakeNodeEnv, in the agent's environment, names the Slurm node whose job
 // processes its fake GPUs count (all when unset).
@@ -71,11 +83,15 @@ func (f *fakeLoad) load(index int) fakegpu.Load {
 	if len(ps) == 0 {
 		return fakegpu.Load{PowerW: 50}
 	}
-	return fakegpu.Load{Procs: ps, SMUtil: 80, MemUtil: 40, PowerW: 250}
+	var sm uint32
+	for _, p := range ps {
+		sm += p.SMUtil
+	}
+	return fakegpu.Load{Procs: ps, SMUtil: min(sm, 100), MemUtil: 40, PowerW: 250}
 }
 
 func (f *fakeLoad) scan() map[int][]fakegpu.Proc {
-	ps, err := f.procs.Scan(FakeMemEnv, "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURMD_NODENAME")
+	ps, err := f.procs.Scan(FakeMemEnv, FakeUtilEnv, "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURMD_NODENAME")
 	if err != nil {
 		return nil
 	}
@@ -101,9 +117,18 @@ func (f *fakeLoad) scan() map[int][]fakegpu.Proc {
 		for _, g := range gpus {
 			if k := [2]uint64{p.Job, uint64(g)}; !seen[k] {
 				seen[k] = true
-				out[g] = append(out[g], fakegpu.Proc{PID: p.PID, UsedMiB: mem})
+				out[g] = append(out[g], fakegpu.Proc{PID: p.PID, UsedMiB: mem, SMUtil: fakeUtil(p.Env[FakeUtilEnv])})
 			}
 		}
 	}
 	return out
+}
+
+// fakeUtil is the SM utilisation an AUGUR_FAKE_GPU_SM_UTIL value asks for.
+func fakeUtil(v string) uint32 {
+	u, err := strconv.ParseUint(v, 10, 32)
+	if err != nil || u > 100 {
+		return defaultFakeUtil
+	}
+	return uint32(u)
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/augur-hpc/augur/sidecar/telemetry/fakegpu"
@@ -32,8 +33,8 @@ func TestFakeGPUsFollowJobProcesses(t *testing.T) {
 	f := &fakeLoad{}
 	got := map[int]fakegpu.Load{6: f.load(6), 7: f.load(7)}
 	want := map[int]fakegpu.Load{
-		6: {SMUtil: 80, MemUtil: 40, PowerW: 250, Procs: []fakegpu.Proc{{PID: a, UsedMiB: 12000}, {PID: b, UsedMiB: 3000}}},
-		7: {SMUtil: 80, MemUtil: 40, PowerW: 250, Procs: []fakegpu.Proc{{PID: b, UsedMiB: 3000}}},
+		6: {SMUtil: 100, MemUtil: 40, PowerW: 250, Procs: []fakegpu.Proc{{PID: a, UsedMiB: 12000, SMUtil: 80}, {PID: b, UsedMiB: 3000, SMUtil: 80}}},
+		7: {SMUtil: 80, MemUtil: 40, PowerW: 250, Procs: []fakegpu.Proc{{PID: b, UsedMiB: 3000, SMUtil: 80}}},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
@@ -63,8 +64,8 @@ func TestFakeGPUsOfOneNode(t *testing.T) {
 		node string
 		want []fakegpu.Proc
 	}{
-		"node1": {node: "node1", want: []fakegpu.Proc{{PID: n1, UsedMiB: 1000}}},
-		"node2": {node: "node2", want: []fakegpu.Proc{{PID: n2, UsedMiB: 2000}}},
+		"node1": {node: "node1", want: []fakegpu.Proc{{PID: n1, UsedMiB: 1000, SMUtil: 80}}},
+		"node2": {node: "node2", want: []fakegpu.Proc{{PID: n2, UsedMiB: 2000, SMUtil: 80}}},
 		"node3": {node: "node3"}, // none of its processes: an idle GPU
 	}
 	for name, tc := range cases {
@@ -74,5 +75,42 @@ func TestFakeGPUsOfOneNode(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestFakeGPUSharedByIdleAndBusyJob: two sharded jobs on one GPU, one idle
+// (AUGUR_FAKE_GPU_SM_UTIL=0) and one at 60: the GPU shows 60 and its
+// processes 0 and 60, and so does NVML's per-process utilisation.
+func TestFakeGPUSharedByIdleAndBusyJob(t *testing.T) {
+	start := func(env ...string) uint32 {
+		cmd := exec.Command("sleep", "60")
+		cmd.Env = append(os.Environ(), env...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return uint32(cmd.Process.Pid)
+	}
+	idle := start("SLURM_JOB_ID=900021", "SLURM_JOB_GPUS=4", "AUGUR_FAKE_GPU_MEM_MIB=1000", "AUGUR_FAKE_GPU_SM_UTIL=0")
+	busy := start("SLURM_JOB_ID=900022", "SLURM_JOB_GPUS=4", "AUGUR_FAKE_GPU_MEM_MIB=2000", "AUGUR_FAKE_GPU_SM_UTIL=60")
+	odd := start("SLURM_JOB_ID=900023", "SLURM_JOB_GPUS=3", "AUGUR_FAKE_GPU_MEM_MIB=500", "AUGUR_FAKE_GPU_SM_UTIL=lots")
+
+	f := &fakeLoad{}
+	got := map[int]fakegpu.Load{3: f.load(3), 4: f.load(4)}
+	want := map[int]fakegpu.Load{
+		3: {SMUtil: 80, MemUtil: 40, PowerW: 250, Procs: []fakegpu.Proc{{PID: odd, UsedMiB: 500, SMUtil: 80}}},
+		4: {SMUtil: 60, MemUtil: 40, PowerW: 250, Procs: []fakegpu.Proc{{PID: idle, UsedMiB: 1000}, {PID: busy, UsedMiB: 2000, SMUtil: 60}}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+
+	samples, r := fakegpu.New(f.load).Devices[4].GetProcessUtilization(0)
+	perPID := map[uint32]uint32{}
+	for _, s := range samples {
+		perPID[s.Pid] = s.SmUtil
+	}
+	if d := cmp.Diff(map[uint32]uint32{idle: 0, busy: 60}, perPID); d != "" || r != nvml.SUCCESS {
+		t.Errorf("per-process utilisation: %v; (-want +got):\n%s", r, d)
 	}
 }

@@ -1,13 +1,15 @@
 // Package fakegpu is go-nvml's dgxa100 mock (eight A100-40GB) with the calls
 // it lacks filled in from a load function: memory in use, utilisation,
-// power and compute processes. It stands in for NVML where no GPU exists, in
-// tests and in the test build of augur-node; nothing else in Augur fakes
-// NVML.
+// power, compute processes and their SM utilisation. It stands in for NVML
+// where no GPU exists, in tests and in the test build of augur-node; nothing
+// else in Augur fakes NVML.
 //
 //	load(index) ─> Load{memory, utilisation, power, processes} ─> dgxa100.Server (nvml.Interface)
 package fakegpu
 
 import (
+	"sync/atomic"
+
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 )
@@ -16,21 +18,53 @@ import (
 type Proc struct {
 	PID     uint32
 	UsedMiB float64
+	SMUtil  uint32 // percent, its GetProcessUtilization sample
 }
 
 // Load is what a fake GPU reports at one call.
 type Load struct {
 	MemUsedMiB float64 // 0: the sum of the processes' memory
-	SMUtil     uint32
-	MemUtil    uint32
-	PowerW     float64
-	Procs      []Proc
-	// NoProcs makes GetComputeRunningProcesses answer NOT_SUPPORTED, as
-	// some GPUs and containers do.
+	// SMUtil is the GPU's utilisation; 0: the sum of the processes' SMUtil,
+	// capped at 100, as on a GPU that jobs share. A Load that sets SMUtil
+	// and no process's (written before processes had one) has no
+	// per-process figures: GetProcessUtilization answers NO_DATA, so
+	// readers fall back on the GPU's figure as they did then.
+	SMUtil  uint32
+	MemUtil uint32
+	PowerW  float64
+	Procs   []Proc
+	// NoProcs makes GetComputeRunningProcesses and GetProcessUtilization
+	// answer NOT_SUPPORTED, as some GPUs and containers do.
 	NoProcs bool
 }
 
 const mib = 1 << 20
+
+// smUtil is the GPU's SM utilisation under l.
+func smUtil(l Load) uint32 {
+	if l.SMUtil > 0 {
+		return l.SMUtil
+	}
+	var sum uint32
+	for _, p := range l.Procs {
+		sum += p.SMUtil
+	}
+	return min(sum, 100)
+}
+
+// procUtilGiven says whether l has per-process SM utilisation: some process
+// has one, or the GPU's is their sum (0, with every process idle).
+func procUtilGiven(l Load) bool {
+	if l.SMUtil == 0 {
+		return true
+	}
+	for _, p := range l.Procs {
+		if p.SMUtil > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // New returns an eight-GPU mock whose readings come from load.
 func New(load func(index int) Load) *dgxa100.Server {
@@ -55,7 +89,7 @@ func New(load func(index int) Load) *dgxa100.Server {
 		}
 		dev.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
 			l := load(idx)
-			return nvml.Utilization{Gpu: l.SMUtil, Memory: l.MemUtil}, nvml.SUCCESS
+			return nvml.Utilization{Gpu: smUtil(l), Memory: l.MemUtil}, nvml.SUCCESS
 		}
 		dev.GetPowerUsageFunc = func() (uint32, nvml.Return) {
 			return uint32(load(idx).PowerW * 1000), nvml.SUCCESS
@@ -68,6 +102,28 @@ func New(load func(index int) Load) *dgxa100.Server {
 			out := make([]nvml.ProcessInfo, len(l.Procs))
 			for i, p := range l.Procs {
 				out[i] = nvml.ProcessInfo{Pid: p.PID, UsedGpuMemory: uint64(p.UsedMiB * mib)}
+			}
+			return out, nvml.SUCCESS
+		}
+		// Every call is a new sampling period (its timestamp, in µs, one
+		// past the last), with one sample per process: a reader passing
+		// back the newest timestamp it saw thus gets every process again.
+		var clock atomic.Uint64
+		dev.GetProcessUtilizationFunc = func(lastSeen uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
+			l := load(idx)
+			switch {
+			case l.NoProcs:
+				return nil, nvml.ERROR_NOT_SUPPORTED
+			case !procUtilGiven(l):
+				return nil, nvml.ERROR_NO_DATA
+			}
+			ts := clock.Add(1)
+			if len(l.Procs) == 0 || ts <= lastSeen {
+				return nil, nvml.ERROR_NOT_FOUND
+			}
+			out := make([]nvml.ProcessUtilizationSample, len(l.Procs))
+			for i, p := range l.Procs {
+				out[i] = nvml.ProcessUtilizationSample{Pid: p.PID, TimeStamp: ts, SmUtil: p.SMUtil}
 			}
 			return out, nvml.SUCCESS
 		}
