@@ -194,6 +194,9 @@ type Node struct {
 	Store string `mapstructure:"store"`
 	// Interval is how often the agent samples the GPUs.
 	Interval time.Duration `mapstructure:"interval"`
+	// LiveEvery is how often the agent sends augurd its running jobs' GPU
+	// use over the last period (outcome.Live), for live.idle_gpu.
+	LiveEvery time.Duration `mapstructure:"live_every"`
 	// RawRetention is how long samples are kept at Interval before they
 	// are folded into one row per minute.
 	RawRetention time.Duration `mapstructure:"raw_retention"`
@@ -244,6 +247,33 @@ type Live struct {
 	// type that holds them (it runs whether or not Enabled is set; DryRun
 	// and the pause switch apply to it too).
 	OOMRecovery OOMRecovery `mapstructure:"oom_recovery"`
+	// IdleGPU flags running jobs whose GPUs stay idle and, where the site
+	// says so, warns then cancels them (it runs whether or not Enabled is
+	// set; DryRun and the pause switch apply to it too).
+	IdleGPU IdleGPU `mapstructure:"idle_gpu"`
+}
+
+// IdleGPU is live.idle_gpu (see core.DecideIdle). It judges jobs from the
+// node agents' live periods (node.live_every).
+type IdleGPU struct {
+	// Enabled turns flagging on.
+	Enabled bool `mapstructure:"enabled"`
+	// ThresholdPct: a GPU under this SM utilisation (percent) is idle.
+	ThresholdPct float64 `mapstructure:"threshold_pct"`
+	// Grace is the time from a job's start that is never judged.
+	Grace time.Duration `mapstructure:"grace"`
+	// Window: a job whose GPUs all stay idle this long is flagged.
+	Window time.Duration `mapstructure:"window"`
+	// Cancel warns a flagged job and cancels it WarnDelay later if it is
+	// still idle.
+	Cancel    bool          `mapstructure:"cancel"`
+	WarnDelay time.Duration `mapstructure:"warn_delay"`
+	// Signal is sent to the job's steps and batch shell with the warning
+	// ("" sends none): a signal the site's jobs handle, as they do
+	// sbatch --signal's.
+	Signal string `mapstructure:"signal"`
+	// ExemptPartitions are never judged.
+	ExemptPartitions []string `mapstructure:"exempt_partitions"`
 }
 
 // OOMRecovery is live.oom_recovery (see core.DecideOOM).
@@ -329,6 +359,7 @@ func Default() Config {
 			RawRetention: time.Hour,
 			Retention:    30 * 24 * time.Hour,
 			NVML:         "real",
+			LiveEvery:    time.Minute,
 			Socket:       "/run/augur/node.sock",
 		},
 		Live: Live{
@@ -342,6 +373,7 @@ func Default() Config {
 			MaxPreemptions: 3,
 			AdminSocket:    "/run/augur/admin.sock",
 			OOMRecovery:    OOMRecovery{MaxRequeues: 1, Margin: 0.1},
+			IdleGPU:        IdleGPU{ThresholdPct: 5, Grace: 15 * time.Minute, Window: 30 * time.Minute, WarnDelay: 15 * time.Minute},
 		},
 		Balance: Balance{
 			MaxJobs:    1024,
@@ -567,6 +599,9 @@ func (c *Config) Validate() error {
 	if c.Node.Interval < 100*time.Millisecond || c.Node.Interval > time.Minute {
 		bad("node.interval", "is %s; give 100ms to 1m", c.Node.Interval)
 	}
+	if c.Node.LiveEvery < c.Node.Interval || c.Node.LiveEvery > time.Hour {
+		bad("node.live_every", "is %s; give node.interval (%s) to 1h", c.Node.LiveEvery, c.Node.Interval)
+	}
 	if c.Node.RawRetention < c.Node.Interval || c.Node.RawRetention > 30*24*time.Hour {
 		bad("node.raw_retention", "is %s; give node.interval to 720h", c.Node.RawRetention)
 	}
@@ -602,6 +637,23 @@ func (c *Config) validateLive(bad func(key, format string, args ...any)) {
 	}
 	if o := l.OOMRecovery; math.IsNaN(o.Margin) || o.Margin < 0 || o.Margin > 4 {
 		bad("live.oom_recovery.margin", "is %v; give 0 to 4 (0.1 asks for 10%% more memory than the job needs)", o.Margin)
+	}
+	if g := l.IdleGPU; math.IsNaN(g.ThresholdPct) || g.ThresholdPct <= 0 || g.ThresholdPct > 100 {
+		bad("live.idle_gpu.threshold_pct", "is %v; give a percentage over 0 and at most 100 (5 calls a GPU under 5%% SM utilisation idle)", g.ThresholdPct)
+	}
+	if g := l.IdleGPU; g.Grace < 0 || g.Grace > 7*24*time.Hour {
+		bad("live.idle_gpu.grace", "is %s; give 0 to 168h", g.Grace)
+	}
+	if g := l.IdleGPU; g.Window < time.Second || g.Window > 7*24*time.Hour {
+		bad("live.idle_gpu.window", "is %s; give 1s to 168h (30m is the default)", g.Window)
+	}
+	if g := l.IdleGPU; g.WarnDelay < 0 || g.WarnDelay > 7*24*time.Hour {
+		bad("live.idle_gpu.warn_delay", "is %s; give 0 to 168h", g.WarnDelay)
+	}
+	if g := l.IdleGPU; g.Signal != "" {
+		if _, ok := PreemptSignals[g.Signal]; !ok {
+			bad("live.idle_gpu.signal", "is %q; give TERM, USR1, USR2, INT, HUP, CONT or \"\" (none)", g.Signal)
+		}
 	}
 	if l.Interval < 100*time.Millisecond || l.Interval > 10*time.Minute {
 		bad("live.interval", "is %s; give 100ms to 10m", l.Interval)

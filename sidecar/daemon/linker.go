@@ -71,6 +71,9 @@ type Linker struct {
 	// after its outcome carries Slurm's final state (GPU out-of-memory
 	// recovery looks at it).
 	Finished func(ctx context.Context, j slurm.Job)
+	// Listed is called with the whole queue of each pass, after the jobs
+	// in it are linked (the idle-GPU watcher judges the running ones).
+	Listed func(ctx context.Context, jobs []slurm.Job)
 
 	// OrphanAfter is how old a record must be before a pass that misses its
 	// token counts (default DefaultOrphanAfter); JobHorizon is how long
@@ -196,6 +199,9 @@ func (l *Linker) Pass(ctx context.Context) (linked, recovered int, err error) {
 			return linked, recovered, err
 		}
 		l.linked[j.ID] = true
+	}
+	if l.Listed != nil {
+		l.Listed(ctx, jobs)
 	}
 	// Every token in the queue is linked (or recovered) now: what is still
 	// unlinked was not in the queue at now.

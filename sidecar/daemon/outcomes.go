@@ -29,7 +29,9 @@ type OutcomeStore interface {
 }
 
 // OutcomeServer receives the compute nodes' job reports: one MUNGE-signed
-// report per TCP connection, answered with an outcome.Ack. A report is
+// report per TCP connection, answered with an outcome.Ack. The same
+// connections bring the node agents' live periods (outcome.Live), signed
+// and checked alike, for the idle-GPU watcher. A report is
 // stored only if MUNGE verifies it, it was signed by root or the SlurmUser
 // (slurmd runs the node hooks as one of them), it is not a replay, and it
 // is well formed; anything else is refused and counted.
@@ -43,6 +45,9 @@ type OutcomeServer struct {
 	Now      func() time.Time
 	// Stored is called after each new outcome (to drop cached histories).
 	Stored func()
+	// Live takes the node agents' live periods (nil: refused as malformed
+	// reports, as before they existed).
+	Live func(*outcome.Live)
 
 	wg sync.WaitGroup
 }
@@ -111,6 +116,17 @@ func (s *OutcomeServer) handle(ctx context.Context, from net.Addr, cred string) 
 	if !s.Allowed[who.UID] {
 		s.refused(metrics.OutcomeForbidden, from, who.UID, fmt.Errorf("signed by uid %d", who.UID))
 		return outcome.Ack{Status: outcome.Refused, Error: "report not signed by root or the SlurmUser"}
+	}
+	if s.Live != nil && outcome.IsLive(payload) {
+		l, err := outcome.DecodeLive(payload)
+		if err != nil {
+			s.Metrics.LivePeriods.WithLabelValues(string(metrics.OutcomeMalformed)).Inc()
+			s.Log.Warn("live period refused", "from", from.String(), "err", err)
+			return outcome.Ack{Status: outcome.Refused, Error: "malformed live period"}
+		}
+		s.Live(l)
+		s.Metrics.LivePeriods.WithLabelValues(string(metrics.OutcomeStored)).Inc()
+		return outcome.Ack{Status: outcome.Stored}
 	}
 	r, err := outcome.Decode(payload)
 	if err != nil {

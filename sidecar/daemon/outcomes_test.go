@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -75,6 +76,9 @@ func TestOutcomeServer(t *testing.T) {
 	stored := 0
 	srv := &OutcomeServer{Verifier: mc, Store: st, Allowed: map[uint32]bool{0: true}, GPUTypes: []string{"a10", "a100", "t4"},
 		Metrics: m, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now, Stored: func() { stored++ }}
+	var lives []*outcome.Live
+	var livesMu sync.Mutex
+	srv.Live = func(l *outcome.Live) { livesMu.Lock(); lives = append(lives, l); livesMu.Unlock() }
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +117,28 @@ func TestOutcomeServer(t *testing.T) {
 	bad, _ := mc.Encode([]byte(`{"v":1,"job_id":0}`))
 	if ack := send(t, addr, bad); ack.Status != outcome.Refused || !strings.Contains(ack.Error, "malformed") {
 		t.Errorf("malformed report: %+v", ack)
+	}
+	// A live period on the same listener goes to Live, not the store.
+	lb, err := outcome.EncodeLive(&outcome.Live{Node: "gpu01", At: time.Now(), PeriodS: 60, Jobs: []outcome.LiveJob{
+		{JobID: 7010, Start: time.Now().Add(-time.Hour), GPUs: []outcome.LiveGPU{{Index: 0, SMUtil: 1, MemMiB: 500}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lcred, _ := mc.Encode(lb)
+	if ack := send(t, addr, lcred); ack.Status != outcome.Stored {
+		t.Errorf("live period: %+v", ack)
+	}
+	badLive, _ := mc.Encode([]byte(`{"v":1,"kind":"live","node":"gpu01","at":"2026-01-01T00:00:00Z","period_s":-1}`))
+	if ack := send(t, addr, badLive); ack.Status != outcome.Refused || !strings.Contains(ack.Error, "live") {
+		t.Errorf("malformed live period: %+v", ack)
+	}
+	livesMu.Lock()
+	if len(lives) != 1 || lives[0].Jobs[0].JobID != 7010 {
+		t.Errorf("live periods handed on: %+v", lives)
+	}
+	livesMu.Unlock()
+	if got := testutil.ToFloat64(m.LivePeriods.WithLabelValues("stored")); got != 1 {
+		t.Errorf("live periods stored: %v", got)
 	}
 	if os.Getuid() == 0 {
 		// Signed, but by an ordinary user: a user could otherwise forge

@@ -141,6 +141,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 	oom := &OOMRecoverer{Slurm: &slurm.Lib{}, Store: st, Settings: svc.Policy, Layout: svc.Layout, Metrics: m,
 		Log: log.With("component", "oom_recovery"), Now: time.Now}
 	linker.Finished = oom.Consider
+	idle := &IdleWatcher{Slurm: &slurm.Lib{}, Store: st, Settings: func() config.Live { _, l := svc.Policy(); return l },
+		Metrics: m, Log: log.With("component", "idle_gpu"), Now: time.Now}
+	linker.Listed = idle.Pass
 	linker.Queue = func(byState map[string]int) {
 		for state, n := range byState {
 			m.QueueJobs.WithLabelValues(strings.ToLower(state)).Set(float64(n))
@@ -161,6 +164,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 			Verifier: munge.Client{Socket: cfg.Outcomes.MungeSocket}, Store: st, Allowed: allowed,
 			GPUTypes: types, Metrics: m, Log: log.With("component", "outcomes"), Now: time.Now,
 			Stored: func() { svc.OutcomesChanged(); linker.Poke() },
+			Live:   idle.Observe,
 		}
 		go func() {
 			if err := osrv.Serve(ctx, oln); err != nil {

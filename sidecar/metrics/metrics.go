@@ -66,6 +66,9 @@ const (
 	LiveSignal     LiveActionKind = "signal"
 	LiveRequeue    LiveActionKind = "requeue"
 	LiveOOMRequeue LiveActionKind = "oom_requeue" // live.oom_recovery
+	LiveIdleFlag   LiveActionKind = "idle_flag"   // live.idle_gpu: flagged without a warning
+	LiveIdleWarn   LiveActionKind = "idle_warn"   // flagged with a warning of cancel
+	LiveIdleCancel LiveActionKind = "idle_cancel"
 
 	LiveApplied LiveActionResult = "applied"
 	LiveDryRun  LiveActionResult = "dry_run"
@@ -109,6 +112,13 @@ type Metrics struct {
 	LiveActions      *prometheus.CounterVec
 	LivePending      prometheus.Gauge
 	LivePaused       prometheus.Gauge
+
+	// IdleJobs and IdleGPUs are the running jobs flagged idle now
+	// (live.idle_gpu) and their GPUs; LivePeriods counts the node agents'
+	// live periods received.
+	IdleJobs    prometheus.Gauge
+	IdleGPUs    prometheus.Gauge
+	LivePeriods *prometheus.CounterVec
 
 	// OrphanedSubmissions counts records the linker marked ORPHANED.
 	OrphanedSubmissions prometheus.Counter
@@ -241,6 +251,18 @@ func New(storePending func() float64) *Metrics {
 			Name: fq("live", "paused"),
 			Help: "1 while an admin has paused the live scheduler's actions, else 0.",
 		}),
+		IdleJobs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: fq("", "idle_gpu_jobs"),
+			Help: "Running jobs flagged now because all their GPUs stayed idle (live.idle_gpu).",
+		}),
+		IdleGPUs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: fq("", "idle_gpus"),
+			Help: "GPUs held by the running jobs flagged idle now.",
+		}),
+		LivePeriods: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: fq("node", "live_periods_total"),
+			Help: "Live periods (running jobs' GPU use) received from the node agents, by result.",
+		}, []string{"result"}),
 	}
 	version := "devel"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
@@ -261,6 +283,7 @@ func New(storePending func() float64) *Metrics {
 		m.StoreErrors, m.StoreCommitWait, m.Outcomes, m.OutcomeLag, m.PredictionError, m.PredictionOver, m.GPUOOMJobs, m.QueueJobs,
 		m.BalanceRequests, m.BalanceJobs, m.BalanceSlowdown, m.BalancePlans, m.BalanceGain, buildInfo, pending,
 		m.LivePasses, m.LivePassDuration, m.LiveActions, m.LivePending, m.LivePaused,
+		m.IdleJobs, m.IdleGPUs, m.LivePeriods,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -285,7 +308,10 @@ func New(storePending func() float64) *Metrics {
 	for _, r := range []LivePassResult{LivePassOK, LivePassPaused, LivePassUnavailable, LivePassError} {
 		m.LivePasses.WithLabelValues(string(r))
 	}
-	for _, k := range []LiveActionKind{LiveSiteFactor, LiveSignal, LiveRequeue, LiveOOMRequeue} {
+	for _, r := range []OutcomeResult{OutcomeStored, OutcomeMalformed} {
+		m.LivePeriods.WithLabelValues(string(r))
+	}
+	for _, k := range []LiveActionKind{LiveSiteFactor, LiveSignal, LiveRequeue, LiveOOMRequeue, LiveIdleFlag, LiveIdleWarn, LiveIdleCancel} {
 		for _, r := range []LiveActionResult{LiveApplied, LiveDryRun, LiveFailed} {
 			m.LiveActions.WithLabelValues(string(k), string(r))
 		}

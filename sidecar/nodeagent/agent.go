@@ -1,11 +1,13 @@
 package nodeagent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +35,12 @@ type Deliverer interface {
 	Deliver(ctx context.Context, jobID uint64, report []byte) (outcome.Ack, error)
 }
 
+// LiveDeliverer sends a live period to augurd; *Sender is one. A Deliverer
+// that is not one sends no live periods.
+type LiveDeliverer interface {
+	DeliverLive(ctx context.Context, live []byte) error
+}
+
 // Config is the agent's settings (from config.Node, and constants).
 type Config struct {
 	Node         string
@@ -48,6 +56,9 @@ type Config struct {
 	Housekeeping time.Duration
 	// SendEvery is how often the outbox is checked for due reports.
 	SendEvery time.Duration
+	// LiveEvery is how often running jobs' GPU use over the last period
+	// goes to augurd (outcome.Live).
+	LiveEvery time.Duration
 }
 
 // Defaults fills the zero fields.
@@ -70,6 +81,9 @@ func (c Config) withDefaults() Config {
 	if c.SendEvery <= 0 {
 		c.SendEvery = time.Second
 	}
+	if c.LiveEvery <= 0 {
+		c.LiveEvery = time.Minute
+	}
 	if c.Node == "" {
 		c.Node = NodeName()
 	}
@@ -83,6 +97,7 @@ type Stats struct {
 	Refused, SendFailures  atomic.Int64
 	Recovered, Unreported  atomic.Int64
 	SampleErrors, BadPokes atomic.Int64
+	LiveSent, LiveFailed   atomic.Int64
 }
 
 // Agent is the node agent. Build it with New; Run runs it.
@@ -104,6 +119,17 @@ type Agent struct {
 	described map[[2]uint64]string // (job, gpu) -> attribution already stored
 	goneSince map[uint64]time.Time // running jobs seen with no process, since
 	lastRound time.Time
+	// The live period being gathered: per job and GPU, since liveFrom.
+	live     map[uint64]map[int]*liveGPU
+	liveFrom time.Time
+	liveBusy atomic.Bool // a live period is on its way to augurd
+}
+
+// liveGPU gathers one job's use of one GPU over a live period.
+type liveGPU struct {
+	utilS, durS float64 // utilisation x seconds, seconds
+	maxMiB      float64
+	shared      bool
 }
 
 // New builds an agent. gpus may be nil.
@@ -118,6 +144,7 @@ func New(cfg Config, st *nodestore.Store, gpus GPUs, procs Procs, send Deliverer
 		},
 		described: map[[2]uint64]string{},
 		goneSince: map[uint64]time.Time{},
+		live:      map[uint64]map[int]*liveGPU{},
 	}
 }
 
@@ -160,6 +187,11 @@ func (a *Agent) Run(ctx context.Context, pokes net.Listener) error {
 
 	sample := time.NewTicker(a.cfg.Interval)
 	defer sample.Stop()
+	liveT := time.NewTicker(a.cfg.LiveEvery)
+	defer liveT.Stop()
+	a.mu.Lock()
+	a.liveFrom = a.now()
+	a.mu.Unlock()
 	house := time.NewTicker(a.cfg.Housekeeping)
 	defer house.Stop()
 	for {
@@ -168,6 +200,15 @@ func (a *Agent) Run(ctx context.Context, pokes net.Listener) error {
 			return nil
 		case <-sample.C:
 			a.round(ctx)
+		case <-liveT.C:
+			if ld, ok := a.send.(LiveDeliverer); ok && a.liveBusy.CompareAndSwap(false, true) {
+				wg.Add(1)
+				go func() { // never delays sampling; a period not sent is dropped
+					defer wg.Done()
+					defer a.liveBusy.Store(false)
+					a.SendLive(ctx, ld)
+				}()
+			}
 		case <-house.C:
 			if err := a.Housekeep(ctx); err != nil {
 				a.log.Error("housekeeping failed", "err", err)
@@ -236,6 +277,7 @@ func (a *Agent) Round(ctx context.Context) error {
 		}
 		samples = append(samples, nodestore.Sample{JobID: s.JobID, GPU: s.GPU, TS: now, DurS: dur,
 			MemMiB: s.MemMiB, SMUtil: s.SMUtil, MemUtil: s.MemUtil, PowerW: s.PowerW})
+		a.gather(s, dur)
 		key := [2]uint64{s.JobID, uint64(s.GPU)}
 		if a.described[key] != s.Attribution {
 			a.described[key] = s.Attribution
@@ -258,9 +300,92 @@ func (a *Agent) Round(ctx context.Context) error {
 	return nil
 }
 
+// gather adds one sample to the live period; a.mu is held.
+func (a *Agent) gather(s telemetry.JobSample, dur float64) {
+	gs := a.live[s.JobID]
+	if gs == nil {
+		gs = map[int]*liveGPU{}
+		a.live[s.JobID] = gs
+	}
+	g := gs[s.GPU]
+	if g == nil {
+		g = &liveGPU{}
+		gs[s.GPU] = g
+	}
+	g.utilS += s.SMUtil * dur
+	g.durS += dur
+	g.maxMiB = max(g.maxMiB, s.MemMiB)
+	g.shared = g.shared || s.Shared
+}
+
+// LivePeriod takes the live period gathered since the last one: each
+// running job's mean SM utilisation and most memory per GPU. It returns
+// nil when no running job had a sample.
+func (a *Agent) LivePeriod(ctx context.Context) (*outcome.Live, error) {
+	running, err := a.store.Running(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	a.mu.Lock()
+	gathered, from := a.live, a.liveFrom
+	a.live, a.liveFrom = map[uint64]map[int]*liveGPU{}, now
+	a.mu.Unlock()
+	l := &outcome.Live{Node: a.cfg.Node, At: now, PeriodS: now.Sub(from).Seconds()}
+	if from.IsZero() || l.PeriodS <= 0 {
+		l.PeriodS = a.cfg.LiveEvery.Seconds()
+	}
+	for _, j := range running {
+		gs := gathered[j.JobID]
+		if len(gs) == 0 {
+			continue
+		}
+		lj := outcome.LiveJob{JobID: j.JobID, Start: j.Started}
+		for idx, g := range gs {
+			u := 0.0
+			if g.durS > 0 {
+				u = min(max(g.utilS/g.durS, 0), 100)
+			}
+			lj.GPUs = append(lj.GPUs, outcome.LiveGPU{Index: idx, SMUtil: u, MemMiB: g.maxMiB, Shared: g.shared})
+		}
+		slices.SortFunc(lj.GPUs, func(x, y outcome.LiveGPU) int { return x.Index - y.Index })
+		l.Jobs = append(l.Jobs, lj)
+	}
+	if len(l.Jobs) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(l.Jobs, func(x, y outcome.LiveJob) int { return cmp.Compare(x.JobID, y.JobID) })
+	return l, nil
+}
+
+// SendLive sends the live period gathered since the last one, once: live
+// figures are not worth a resend, the next period comes soon.
+func (a *Agent) SendLive(ctx context.Context, ld LiveDeliverer) {
+	l, err := a.LivePeriod(ctx)
+	if err != nil || l == nil {
+		if err != nil {
+			a.log.Warn("live period not built", "err", err)
+		}
+		return
+	}
+	b, err := outcome.EncodeLive(l)
+	if err == nil {
+		err = ld.DeliverLive(ctx, b)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			a.Stats.LiveFailed.Add(1)
+			a.log.Debug("live period not delivered; dropped", "jobs", len(l.Jobs), "err", err)
+		}
+		return
+	}
+	a.Stats.LiveSent.Add(1)
+}
+
 func (a *Agent) forget(jobID uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	delete(a.live, jobID)
 	for k := range a.described {
 		if k[0] == jobID {
 			delete(a.described, k)

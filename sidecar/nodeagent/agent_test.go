@@ -2,8 +2,10 @@ package nodeagent
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -338,4 +340,78 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not met within 5 s")
+}
+
+// liveFake records live periods.
+type liveFake struct {
+	mu    sync.Mutex
+	lives []*outcome.Live
+	err   error
+}
+
+func (d *liveFake) DeliverLive(_ context.Context, b []byte) error {
+	l, err := outcome.DecodeLive(b)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err != nil {
+		return d.err
+	}
+	d.lives = append(d.lives, l)
+	return nil
+}
+
+// TestAgentLivePeriod: a live period is each running job's mean SM
+// utilisation and most memory per GPU since the last one. Two jobs sharing
+// a GPU (gres/shard) each get their own processes' utilisation, so the
+// idle one reads idle beside a busy one; a job alone on its GPU gets the
+// GPU's. A period with no samples sends nothing.
+func TestAgentLivePeriod(t *testing.T) {
+	st, c, loads := openStore(t), newClock(), &gpuLoads{}
+	h, _ := hooks(st, c)
+	busy, idle, alone := jobProcess(t, 1), jobProcess(t, 2), jobProcess(t, 3)
+	loads.set(0, fakegpu.Load{MemUtil: 40, PowerW: 250, Procs: []fakegpu.Proc{
+		{PID: busy, UsedMiB: 10000, SMUtil: 60}, {PID: idle, UsedMiB: 3000, SMUtil: 0}}})
+	loads.set(1, fakegpu.Load{MemUtil: 1, PowerW: 60, Procs: []fakegpu.Proc{{PID: alone, UsedMiB: 2000, SMUtil: 2}}})
+	prolog(t, h, 1, 0)
+	prolog(t, h, 2, 0)
+	prolog(t, h, 3, 1)
+	a := New(Config{Node: "node1", LiveEvery: 3 * time.Second}, st, sampler(t, loads), ProcFS{}, &deliverFake{}, c.Now, quiet())
+	a.liveFrom = c.Now()
+	rounds(t, a, c, 3)
+	ld := &liveFake{}
+	a.SendLive(context.Background(), ld)
+	if len(ld.lives) != 1 {
+		t.Fatalf("%d live periods sent, want 1", len(ld.lives))
+	}
+	l := ld.lives[0]
+	if l.Node != "node1" || l.PeriodS != 3 || !l.At.Equal(c.Now()) {
+		t.Errorf("period %s %v s at %s", l.Node, l.PeriodS, l.At)
+	}
+	want := []outcome.LiveJob{
+		{JobID: 1, Start: t0, GPUs: []outcome.LiveGPU{{Index: 0, SMUtil: 60, MemMiB: 10000, Shared: true}}},
+		{JobID: 2, Start: t0, GPUs: []outcome.LiveGPU{{Index: 0, SMUtil: 0, MemMiB: 3000, Shared: true}}},
+		{JobID: 3, Start: t0, GPUs: []outcome.LiveGPU{{Index: 1, SMUtil: 2, MemMiB: 2000}}},
+	}
+	if d := cmp.Diff(want, l.Jobs, approx); d != "" {
+		t.Errorf("live jobs (-want +got):\n%s", d)
+	}
+	a.SendLive(context.Background(), ld)
+	if len(ld.lives) != 1 {
+		t.Errorf("a period with no samples was sent")
+	}
+	// A failed delivery is counted and dropped, not kept for a resend.
+	rounds(t, a, c, 1)
+	ld.err = errors.New("augurd down")
+	a.SendLive(context.Background(), ld)
+	if a.Stats.LiveFailed.Load() != 1 || a.Stats.LiveSent.Load() != 1 {
+		t.Errorf("sent %d failed %d", a.Stats.LiveSent.Load(), a.Stats.LiveFailed.Load())
+	}
+	ld.err = nil
+	a.SendLive(context.Background(), ld)
+	if len(ld.lives) != 1 {
+		t.Errorf("the failed period was sent again")
+	}
 }

@@ -39,9 +39,19 @@ var ErrBadAck = errors.New("augurd's answer is not an acknowledgement of the rep
 // Deliver sends report (the JSON of job jobID) and returns augurd's Ack.
 // An error means the report's fate is unknown and it must be sent again.
 func (s *Sender) Deliver(ctx context.Context, jobID uint64, report []byte) (outcome.Ack, error) {
-	cred, err := s.Signer.Encode(report)
+	body, err := s.exchange(ctx, report)
 	if err != nil {
-		return outcome.Ack{}, fmt.Errorf("sign report: %w", err)
+		return outcome.Ack{}, err
+	}
+	return DecodeAck(body, jobID)
+}
+
+// exchange signs payload, sends it in one frame and returns augurd's one
+// frame of answer.
+func (s *Sender) exchange(ctx context.Context, payload []byte) ([]byte, error) {
+	cred, err := s.Signer.Encode(payload)
+	if err != nil {
+		return nil, fmt.Errorf("sign report: %w", err)
 	}
 	timeout := s.Timeout
 	if timeout <= 0 {
@@ -56,7 +66,7 @@ func (s *Sender) Deliver(ctx context.Context, jobID uint64, report []byte) (outc
 	}
 	c, err := dial(ctx, "tcp", s.Addr)
 	if err != nil {
-		return outcome.Ack{}, fmt.Errorf("connect to augurd %s: %w", s.Addr, err)
+		return nil, fmt.Errorf("connect to augurd %s: %w", s.Addr, err)
 	}
 	defer c.Close()
 	dl, _ := ctx.Deadline()
@@ -64,13 +74,31 @@ func (s *Sender) Deliver(ctx context.Context, jobID uint64, report []byte) (outc
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if err := outcome.WriteFrame(c, []byte(cred)); err != nil {
-		return outcome.Ack{}, fmt.Errorf("send to augurd %s: %w", s.Addr, err)
+		return nil, fmt.Errorf("send to augurd %s: %w", s.Addr, err)
 	}
 	body, err := outcome.ReadFrame(c)
 	if err != nil {
-		return outcome.Ack{}, fmt.Errorf("%w: %v", ErrBadAck, err)
+		return nil, fmt.Errorf("%w: %v", ErrBadAck, err)
 	}
-	return DecodeAck(body, jobID)
+	return body, nil
+}
+
+// DeliverLive sends a live period (outcome.Live's JSON) the same way as a
+// report. Only augurd's "stored" is success: an augurd from before live
+// periods refuses them as malformed reports.
+func (s *Sender) DeliverLive(ctx context.Context, live []byte) error {
+	body, err := s.exchange(ctx, live)
+	if err != nil {
+		return err
+	}
+	var a outcome.Ack
+	if err := json.Unmarshal(body, &a); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadAck, err)
+	}
+	if a.Status != outcome.Stored {
+		return fmt.Errorf("augurd did not take the live period: %s %s", a.Status, a.Error)
+	}
+	return nil
 }
 
 // DecodeAck parses augurd's answer for job jobID. Anything but a JSON Ack

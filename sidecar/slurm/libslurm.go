@@ -125,6 +125,12 @@ static int augur_signal(uint32_t id, uint16_t sig) {
 	return AUGUR_NO_SIGPIPE(augur_errno(slurm_kill_job(AUGUR_JOB_REF(id), sig, KILL_FULL_JOB)));
 }
 
+// augur_cancel ends a job as scancel does: SIGKILL to every step, and the
+// job CANCELLED.
+static int augur_cancel(uint32_t id) {
+	return AUGUR_NO_SIGPIPE(augur_errno(slurm_kill_job(AUGUR_JOB_REF(id), SIGKILL, 0)));
+}
+
 static int augur_requeue(uint32_t id) { return AUGUR_NO_SIGPIPE(augur_errno(slurm_requeue(AUGUR_JOB_REF(id), 0))); }
 
 // augur_requeue_hold puts a finished (or running) batch job back into the
@@ -508,6 +514,26 @@ func (l *Lib) RequeueOnto(ctx context.Context, id uint64, tres wire.TRES, adminC
 		return fmt.Errorf("%w (the job is requeued onto its new request but held: scontrol release %d)", err, id)
 	}
 	return nil
+}
+
+// Cancel ends a job as scancel does; the job's state becomes CANCELLED.
+func (l *Lib) Cancel(ctx context.Context, id uint64) error {
+	if err := begin(ctx); err != nil {
+		return err
+	}
+	defer runtime.UnlockOSThread()
+	return libError(fmt.Sprintf("cancel job %d", id), C.augur_cancel(C.uint32_t(id)))
+}
+
+// SetAdminComment replaces a job's AdminComment (pending or running).
+func (l *Lib) SetAdminComment(ctx context.Context, id uint64, comment string) error {
+	if err := begin(ctx); err != nil {
+		return err
+	}
+	defer runtime.UnlockOSThread()
+	c := C.CString(comment)
+	defer C.free(unsafe.Pointer(c))
+	return libError(fmt.Sprintf("set job %d's AdminComment", id), C.augur_update_request(C.uint32_t(id), nil, nil, nil, nil, c, 0))
 }
 
 // Requeue puts a job back into the queue (scontrol requeue).

@@ -44,5 +44,11 @@ func (l *Lib) Signal(context.Context, uint64, int) error { return errNoLib }
 // Requeue fails: no libslurm.
 func (l *Lib) Requeue(context.Context, uint64) error { return errNoLib }
 
+// Cancel fails: no libslurm.
+func (l *Lib) Cancel(context.Context, uint64) error { return errNoLib }
+
+// SetAdminComment fails: no libslurm.
+func (l *Lib) SetAdminComment(context.Context, uint64, string) error { return errNoLib }
+
 // RequeueOnto fails: no libslurm.
 func (l *Lib) RequeueOnto(context.Context, uint64, wire.TRES, string) error { return errNoLib }

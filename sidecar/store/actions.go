@@ -17,6 +17,13 @@ const (
 	// ActionOOMRequeue: a job requeued onto a larger GPU type after a GPU
 	// out-of-memory (live.oom_recovery); Reason says onto which.
 	ActionOOMRequeue = "oom_requeue"
+	// ActionIdleFlag, ActionIdleWarn and ActionIdleCancel: a running job
+	// whose GPUs stayed idle flagged, warned of its cancel, cancelled
+	// (live.idle_gpu); Value is its GPUs (for a cancel: the GPU-seconds its
+	// time limit had left, what the cancel freed at most).
+	ActionIdleFlag   = "idle_flag"
+	ActionIdleWarn   = "idle_warn"
+	ActionIdleCancel = "idle_cancel"
 )
 
 // Action is one thing the live scheduler did to Slurm (or, with DryRun,
@@ -40,7 +47,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func validAction(a *Action) error {
 	switch a.Kind {
-	case ActionSiteFactor, ActionSignal, ActionRequeue, ActionPause, ActionResume, ActionOOMRequeue:
+	case ActionSiteFactor, ActionSignal, ActionRequeue, ActionPause, ActionResume, ActionOOMRequeue,
+		ActionIdleFlag, ActionIdleWarn, ActionIdleCancel:
 	default:
 		return fmt.Errorf("%w: action kind %q", ErrInvalid, a.Kind)
 	}

@@ -54,3 +54,32 @@ func TestActions(t *testing.T) {
 		t.Error("unknown kind accepted")
 	}
 }
+
+// TestIdleActions: live.idle_gpu's kinds pass the table's CHECK, in a new
+// store and in one upgraded from schema 7.
+func TestIdleActions(t *testing.T) {
+	path := dbPath(t)
+	s := openStore(t, path, store.Options{})
+	old := store.Action{At: t0, JobID: 3, Kind: store.ActionOOMRequeue, Value: 1, Reason: "oom"}
+	if err := s.AddActions(ctx, []store.Action{old}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := rawDB(t, path).Exec("PRAGMA user_version = 7"); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, path, store.Options{})
+	defer s.Close()
+	in := []store.Action{
+		{At: t0.Add(time.Second), JobID: 9, Kind: store.ActionIdleFlag, Value: 2, Reason: "GPUs idle", Policy: "idle_gpu"},
+		{At: t0.Add(2 * time.Second), JobID: 9, Kind: store.ActionIdleWarn, Value: 2, Reason: "will be cancelled", Policy: "idle_gpu"},
+		{At: t0.Add(3 * time.Second), JobID: 9, Kind: store.ActionIdleCancel, Value: 7200, Reason: "cancelled", Policy: "idle_gpu", DryRun: true},
+	}
+	if err := s.AddActions(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Actions(ctx, store.ActionFilter{})
+	if err != nil || len(got) != 4 || got[0].Kind != store.ActionIdleCancel || !got[0].DryRun || got[3].Kind != store.ActionOOMRequeue {
+		t.Fatalf("actions after upgrade: %+v, %v", got, err)
+	}
+}

@@ -175,6 +175,28 @@ ALTER TABLE actions_7 RENAME TO actions;
 CREATE INDEX actions_job ON actions (job_id, at_ns);
 CREATE INDEX actions_kind ON actions (kind, at_ns);
 `,
+	// 8: actions gains the kinds of live.idle_gpu: idle_flag, idle_warn and
+	// idle_cancel.
+	`
+CREATE TABLE actions_8 (
+	id        INTEGER PRIMARY KEY,
+	at_ns     INTEGER NOT NULL,
+	job_id    INTEGER NOT NULL,
+	kind      TEXT NOT NULL CHECK (kind IN ('site_factor', 'signal', 'requeue', 'pause', 'resume', 'oom_requeue',
+		'idle_flag', 'idle_warn', 'idle_cancel')),
+	value     INTEGER NOT NULL DEFAULT 0,
+	previous  INTEGER,
+	reason    TEXT NOT NULL,
+	policy    TEXT NOT NULL DEFAULT '',
+	dry_run   INTEGER NOT NULL DEFAULT 0,
+	error     TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO actions_8 SELECT id, at_ns, job_id, kind, value, previous, reason, policy, dry_run, error FROM actions;
+DROP TABLE actions;
+ALTER TABLE actions_8 RENAME TO actions;
+CREATE INDEX actions_job ON actions (job_id, at_ns);
+CREATE INDEX actions_kind ON actions (kind, at_ns);
+`,
 }
 
 // ErrSchemaTooNew means the database was written by a newer build of augurd.

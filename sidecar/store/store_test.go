@@ -866,7 +866,7 @@ func TestNodeReportsBackfilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := rawDB(t, path)
-	if _, err := raw.Exec(fmt.Sprintf("DROP TABLE node_reports; ALTER TABLE outcomes DROP COLUMN at_ceiling; PRAGMA user_version = %d", store.SchemaVersion-1)); err != nil {
+	if _, err := raw.Exec(fmt.Sprintf("DROP TABLE node_reports; ALTER TABLE outcomes DROP COLUMN at_ceiling; PRAGMA user_version = %d", 6)); err != nil {
 		t.Fatal(err)
 	}
 	s = openStore(t, path, store.Options{})

@@ -215,7 +215,7 @@ func agent(cfgPath, level string, stderr io.Writer) int {
 	defer os.Remove(cfg.Node.Socket)
 	send := &nodeagent.Sender{Addr: cfg.Node.Augurd, Signer: munge.Client{Socket: cfg.Node.MungeSocket}, Timeout: 10 * time.Second}
 	a := nodeagent.New(nodeagent.Config{
-		Interval: cfg.Node.Interval, RawRetention: cfg.Node.RawRetention, Retention: cfg.Node.Retention,
+		Interval: cfg.Node.Interval, LiveEvery: cfg.Node.LiveEvery, RawRetention: cfg.Node.RawRetention, Retention: cfg.Node.Retention,
 		DCGMDir: cfg.Node.DCGMJobMapDir,
 	}, st, gpus, nodeagent.ProcFS{}, send, time.Now, log)
 	err = a.Run(ctx, l)
