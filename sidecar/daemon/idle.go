@@ -220,7 +220,7 @@ func withIdleNote(admin, note string) string {
 // actions table and the log.
 func (w *IdleWatcher) act(ctx context.Context, st *idleStep, live config.Live) {
 	sj, d := &st.job, st.d
-	log := w.Log.With("job_id", sj.ID, "user", sj.UserName)
+	log := w.Log.With("job_id", sj.ID, "uid", sj.UserID)
 	if st.busyAgain {
 		w.busyAgain(ctx, sj, live.DryRun, log)
 		return

@@ -180,6 +180,7 @@ node:
   store: "$D/var/$1/node.db"
   socket: "$D/run/node-$1.sock"
   interval: 1s
+  live_every: 2s
   raw_retention: 1h
   retention: 720h
   dcgm_job_map_dir: "$D/var/$1/dcgm-job-map"

@@ -206,6 +206,7 @@ node:
   store: "$D/var/node.db"
   socket: "$NODE_SOCK"
   interval: 1s
+  live_every: 2s
   raw_retention: 1h
   retention: 720h
   dcgm_job_map_dir: "$D/var/dcgm-job-map"
