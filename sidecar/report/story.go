@@ -167,6 +167,12 @@ func actionText(a store.Action) string {
 		return "requeued (preempted): " + a.Reason
 	case store.ActionOOMRequeue:
 		return a.Reason
+	case store.ActionIdleFlag:
+		return "flagged (live.idle_gpu): " + a.Reason
+	case store.ActionIdleWarn:
+		return "warned (live.idle_gpu): " + a.Reason
+	case store.ActionIdleCancel:
+		return "cancelled (live.idle_gpu): " + a.Reason
 	}
 	return a.Kind + ": " + a.Reason
 }

@@ -61,3 +61,43 @@ func TestSummaryOOMRecovery(t *testing.T) {
 		t.Errorf("augur report lacks the OOM recovery line:\n%s", w.String())
 	}
 }
+
+// TestSummaryIdleGPU: live.idle_gpu's flags, warnings and cancels are
+// counted, with the GPU-hours the cancels freed (and a dry run's would
+// have); the text and HTML reports say so, and augur job names each step.
+func TestSummaryIdleGPU(t *testing.T) {
+	from := time.Date(2025, 3, 10, 0, 0, 0, 0, time.UTC)
+	b := NewBuilder(Options{From: from, To: from.Add(24 * time.Hour), Buckets: 4})
+	acts := []store.Action{
+		{At: from.Add(time.Hour), JobID: 1, Kind: store.ActionIdleFlag, Value: 2, Reason: "GPUs idle"},
+		{At: from.Add(time.Hour), JobID: 2, Kind: store.ActionIdleWarn, Value: 4, Reason: "GPUs idle; will be cancelled"},
+		{At: from.Add(2 * time.Hour), JobID: 2, Kind: store.ActionIdleCancel, Value: 4 * 5400, Reason: "GPUs idle; cancelled"},
+		{At: from.Add(2 * time.Hour), JobID: 3, Kind: store.ActionIdleCancel, Value: 3600, Reason: "x", DryRun: true},
+		{At: from.Add(2 * time.Hour), JobID: 4, Kind: store.ActionIdleWarn, Value: 1, Reason: "x", Error: "slurmctld down"},
+	}
+	for _, a := range acts {
+		b.AddAction(a)
+	}
+	s := b.Summary()
+	want := IdleGPU{Flagged: 1, Warned: 1, Cancelled: 1, DryRun: 1, Failed: 1, FreedGPUHours: 6, DryRunGPUHours: 1}
+	if g := s.IdleGPU; g == nil || *g != want {
+		t.Fatalf("idle GPU %+v; want %+v", s.IdleGPU, want)
+	}
+	var w strings.Builder
+	if err := WriteText(&w, s, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(w.String(), "2 running jobs flagged, 1 warned of a cancel, 1 cancelled (6.0 GPU-hours") {
+		t.Errorf("augur report lacks the idle GPU line:\n%s", w.String())
+	}
+	var h strings.Builder
+	if err := WriteHTML(&h, s, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.String(), "Idle GPUs (live.idle_gpu): 2 running jobs flagged") {
+		t.Errorf("HTML report lacks the idle GPU paragraph")
+	}
+	if got := actionText(acts[2]); got != "cancelled (live.idle_gpu): GPUs idle; cancelled" {
+		t.Errorf("augur job says %q", got)
+	}
+}

@@ -61,6 +61,8 @@ type Summary struct {
 	TimeHints int64 `json:",omitempty"`
 	// OOMRecovery is nil when live.oom_recovery requeued nothing.
 	OOMRecovery *OOMRecovery `json:",omitempty"`
+	// IdleGPU is nil when live.idle_gpu flagged nothing.
+	IdleGPU *IdleGPU `json:",omitempty"`
 
 	// Chart data.
 	MemPoints     []Point // x predicted, y measured, MiB
@@ -155,6 +157,18 @@ type OOMRecovery struct {
 	CompletedGPUHours        float64
 }
 
+// IdleGPU is what the idle-GPU watcher (live.idle_gpu) did in the window:
+// jobs flagged without a warning, warned of a cancel, cancelled; the
+// GPU-hours the cancels freed (what was left of the jobs' time limits: at
+// most, a job might have ended sooner), and those a dry run's cancels
+// would have freed.
+type IdleGPU struct {
+	Flagged, Warned, Cancelled int
+	DryRun, Failed             int
+	FreedGPUHours              float64
+	DryRunGPUHours             float64 `json:",omitempty"`
+}
+
 // Point is one point of a chart.
 type Point struct{ X, Y float64 }
 
@@ -188,6 +202,7 @@ type Builder struct {
 	pre       *Preemptions
 	preJob    map[uint64]int
 	rec       *OOMRecovery
+	idle      *IdleGPU
 	recJob    map[uint64]bool
 	timeHints int64
 }
@@ -436,6 +451,29 @@ func (b *Builder) AddRejection(r store.Rejection) {
 	}
 }
 
+// addIdle counts one of live.idle_gpu's actions.
+func (b *Builder) addIdle(a store.Action) {
+	if b.idle == nil {
+		b.idle = &IdleGPU{}
+	}
+	switch {
+	case a.DryRun:
+		b.idle.DryRun++
+		if a.Kind == store.ActionIdleCancel {
+			b.idle.DryRunGPUHours += float64(a.Value) / 3600
+		}
+	case a.Error != "":
+		b.idle.Failed++
+	case a.Kind == store.ActionIdleFlag:
+		b.idle.Flagged++
+	case a.Kind == store.ActionIdleWarn:
+		b.idle.Warned++
+	default:
+		b.idle.Cancelled++
+		b.idle.FreedGPUHours += float64(a.Value) / 3600
+	}
+}
+
 // SetSubmissions records the window's submissions by action.
 func (b *Builder) SetSubmissions(m map[string]int64) { b.subs = m }
 
@@ -445,6 +483,11 @@ func (b *Builder) SetTimeHints(n int64) { b.timeHints = n }
 // AddAction counts one of the live scheduler's actions; signals and
 // requeues are preemptions.
 func (b *Builder) AddAction(a store.Action) {
+	switch a.Kind {
+	case store.ActionIdleFlag, store.ActionIdleWarn, store.ActionIdleCancel:
+		b.addIdle(a)
+		return
+	}
 	if a.Kind == store.ActionOOMRequeue {
 		if b.rec == nil {
 			b.rec, b.recJob = &OOMRecovery{}, map[uint64]bool{}
@@ -566,6 +609,10 @@ func (b *Builder) Summary() *Summary {
 	if b.rec != nil {
 		o := *b.rec
 		s.OOMRecovery = &o
+	}
+	if b.idle != nil {
+		g := *b.idle
+		s.IdleGPU = &g
 	}
 	s.TimeHints = b.timeHints
 	s.MemPoints, s.RuntimePoints = b.memPts.pts, b.runPts.pts

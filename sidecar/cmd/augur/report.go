@@ -113,7 +113,8 @@ func buildSummary(ctx context.Context, st *store.Reader, o report.Options, progr
 		return nil, err
 	} else if ok {
 		b.MarkActions()
-		err := st.EachAction(ctx, o.From, o.To, []string{store.ActionSignal, store.ActionRequeue, store.ActionOOMRequeue}, func(a store.Action) error {
+		err := st.EachAction(ctx, o.From, o.To, []string{store.ActionSignal, store.ActionRequeue, store.ActionOOMRequeue,
+			store.ActionIdleFlag, store.ActionIdleWarn, store.ActionIdleCancel}, func(a store.Action) error {
 			b.AddAction(a)
 			return nil
 		})
