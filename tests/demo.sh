@@ -8,8 +8,10 @@
 #      fits, gets a priority boost; a job that cannot fit a T4 is refused
 #   4. fail-open: with augurd stopped, submissions still go through
 #   5. what augurd decided, and its metrics
+#   6. idle GPUs: a job holding two GPUs at 0% is warned and cancelled (this
+#      step runs its jobs, on the stand-in GPUs, for about half a minute)
 #
-# Every job is submitted held (-H), so nothing runs on the stand-in GPUs.
+# Steps 1-5 submit every job held (-H), so nothing runs on the stand-in GPUs.
 # The cluster is left running at the end.
 #
 #   usage: tests/demo.sh [DIR]        (default tests/.cluster; make demo)
@@ -295,6 +297,44 @@ printf '%s$ curl -s 127.0.0.1:%s/metrics | grep ^augur_ | grep -v _bucket | head
 say "(augurd's counters start at its restart in step 4; augur_shim_fail_open_total is"
 say " reported by the plugin, which counted the submission it let through while augurd was down)"
 curl -s --max-time 5 "127.0.0.1:$METRICS_PORT/metrics" | grep '^augur_' | grep -v '_bucket' | head -20 || true
+
+# ---------------------------------------------------------------- 6
+step "Idle GPUs: flagged, warned, cancelled"
+say "The node agent sends augurd each running job's GPU use (every 2 s here, every"
+say "minute by default). With live.idle_gpu on, a job whose GPUs all stay under 5%"
+say "SM utilisation past its grace and window is flagged; with cancel on, warned,"
+say "then cancelled. Seconds here, where a site would use minutes:"
+IDLE_ENV=(AUGUR_LIVE_IDLE_GPU_ENABLED=true AUGUR_LIVE_IDLE_GPU_CANCEL=true AUGUR_LIVE_IDLE_GPU_GRACE=2s
+	AUGUR_LIVE_IDLE_GPU_WINDOW=6s AUGUR_LIVE_IDLE_GPU_WARN_DELAY=5s)
+say "    ${IDLE_ENV[*]}"
+"$CLUSTER/augurd.sh" "$DIR" stop >/dev/null 2>&1
+env "${IDLE_ENV[@]}" "$CLUSTER/augurd.sh" "$DIR" start >/dev/null 2>&1
+cat >hold-gpus.sh <<'EOF'
+#!/bin/bash
+#SBATCH --job-name=notebook-left-open
+#SBATCH --time=60
+while true; do sleep 1 & wait $!; done
+EOF
+say "Two jobs of 2 a100s and a 1-hour limit each; the stand-in GPUs show what the"
+say "job's environment says (AUGUR_FAKE_GPU_SM_UTIL): one at 0%, one at 85%."
+IDLE_JOB="$(sbatch --parsable --gres=gpu:a100:2 -o /dev/null \
+	--export=ALL,AUGUR_FAKE_GPU_MEM_MIB=3000,AUGUR_FAKE_GPU_SM_UTIL=0 hold-gpus.sh)"
+BUSY_JOB="$(sbatch --parsable --gres=gpu:a100:2 -o /dev/null \
+	--export=ALL,AUGUR_FAKE_GPU_MEM_MIB=3000,AUGUR_FAKE_GPU_SM_UTIL=85 hold-gpus.sh)"
+say "    idle job $IDLE_JOB, busy job $BUSY_JOB; waiting for augurd to act (about 30 s)"
+for ((i = 0; i < 120; i++)); do
+	state="$(squeue -h -j "$IDLE_JOB" -o %T 2>/dev/null || true)"
+	[[ "$state" == RUNNING || "$state" == PENDING || "$state" == CONFIGURING ]] || break
+	sleep 1
+done
+say "    idle job: $(scontrol show job "$IDLE_JOB" | grep -o 'JobState=[A-Z]*')    busy job: $(scontrol show job "$BUSY_JOB" | grep -o 'JobState=[A-Z]*')"
+printf '%s$ augur job %s | grep live.idle_gpu%s\n' "$DIM" "$IDLE_JOB" "$RESET"
+"$AUGUR" job "$IDLE_JOB" 2>&1 | grep 'live.idle_gpu' | sed 's/^/    /' || true
+printf '%s$ augur report | grep -A1 "Idle GPUs"%s\n' "$DIM" "$RESET"
+"$AUGUR" report 2>/dev/null | grep -A1 'Idle GPUs' | sed 's/^/    /' || true
+scancel "$BUSY_JOB"
+"$CLUSTER/augurd.sh" "$DIR" stop >/dev/null 2>&1
+"$CLUSTER/augurd.sh" "$DIR" start >/dev/null 2>&1
 
 # ---------------------------------------------------------------- end
 header "The cluster is still running: try it yourself"
