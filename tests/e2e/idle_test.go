@@ -22,6 +22,18 @@ import (
 var idleEnv = []string{"AUGUR_LIVE_IDLE_GPU_ENABLED=true", "AUGUR_LIVE_IDLE_GPU_GRACE=2s",
 	"AUGUR_LIVE_IDLE_GPU_WINDOW=6s", "AUGUR_LIVE_IDLE_GPU_WARN_DELAY=5s"}
 
+// idleAugurd restarts augurd with idleEnv and env on an empty queue, and
+// back to the cluster's settings when the test ends.
+func (c *cluster) idleAugurd(t *testing.T, env ...string) {
+	t.Helper()
+	c.restartAugurdWith(t, append(append([]string{}, idleEnv...), env...)...)
+	t.Cleanup(func() {
+		c.clearQueue(t)
+		c.restartAugurdWith(t)
+	})
+	c.clearQueue(t)
+}
+
 // gpuLoop is a batch script that holds its GPU until cancelled, its fake
 // GPU at the SM utilisation its environment gives (AUGUR_FAKE_GPU_SM_UTIL);
 // with mark set, USR1 touches that file (the warning's signal arrived) and
@@ -80,12 +92,7 @@ func kinds(as []store.Action) string {
 // augur:no-idle-cancel) is flagged and keeps running. (The test node has
 // two CPUs: two jobs at a time.)
 func TestIdleGPUFlagsWarnsAndCancels(t *testing.T) {
-	c.restartAugurdWith(t, append(idleEnv, "AUGUR_LIVE_IDLE_GPU_CANCEL=true", "AUGUR_LIVE_IDLE_GPU_SIGNAL=USR1")...)
-	t.Cleanup(func() {
-		c.clearQueue(t)
-		c.restartAugurdWith(t)
-	})
-	c.clearQueue(t)
+	c.idleAugurd(t, "AUGUR_LIVE_IDLE_GPU_CANCEL=true", "AUGUR_LIVE_IDLE_GPU_SIGNAL=USR1")
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "warned")
 	out := func(name string) string { return filepath.Join(dir, name+".out") }
@@ -173,12 +180,7 @@ func TestIdleGPUFlagsWarnsAndCancels(t *testing.T) {
 // are recorded and nothing reaches Slurm; augur pause holds the flag back
 // until resume.
 func TestIdleGPUDryRunAndPause(t *testing.T) {
-	c.restartAugurdWith(t, append(idleEnv, "AUGUR_LIVE_IDLE_GPU_CANCEL=true", "AUGUR_LIVE_DRY_RUN=true")...)
-	t.Cleanup(func() {
-		c.clearQueue(t)
-		c.restartAugurdWith(t)
-	})
-	c.clearQueue(t)
+	c.idleAugurd(t, "AUGUR_LIVE_IDLE_GPU_CANCEL=true", "AUGUR_LIVE_DRY_RUN=true")
 	dry := c.Sbatch(t, "--gres=gpu:a100:1", fakeUse(0), "-o", "/dev/null", gpuLoop(t, "idle-dry", ""))
 	clustertest.WaitFor(t, 120*time.Second, fmt.Sprintf("job %d's dry-run cancel", dry), func() bool {
 		return kinds(c.actions(t, store.ActionFilter{JobID: dry})) == "idle_warn(dry) idle_cancel(dry)"

@@ -16,15 +16,7 @@ import (
 // TestFakeGPUsFollowJobProcesses: the test build's mock GPUs show the
 // memory that job processes ask for in AUGUR_FAKE_GPU_MEM_MIB, once per job.
 func TestFakeGPUsFollowJobProcesses(t *testing.T) {
-	start := func(env ...string) uint32 {
-		cmd := exec.Command("sleep", "60")
-		cmd.Env = append(os.Environ(), env...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return uint32(cmd.Process.Pid)
-	}
+	start := func(env ...string) uint32 { return startProc(t, env...) }
 	a := start("SLURM_JOB_ID=900001", "AUGUR_FAKE_GPU_MEM_MIB=12000", "SLURM_JOB_GPUS=6", "CUDA_VISIBLE_DEVICES=6")
 	start("SLURM_JOB_ID=900001", "AUGUR_FAKE_GPU_MEM_MIB=12000", "SLURM_JOB_GPUS=6") // a child of the same job: not counted twice
 	b := start("SLURM_JOB_ID=900002", "AUGUR_FAKE_GPU_MEM_MIB=3000", "CUDA_VISIBLE_DEVICES=6,7")
@@ -48,15 +40,7 @@ func TestFakeGPUsFollowJobProcesses(t *testing.T) {
 // nodes sharing one pid namespace), an agent's fake GPUs count only the
 // processes of its own node.
 func TestFakeGPUsOfOneNode(t *testing.T) {
-	start := func(env ...string) uint32 {
-		cmd := exec.Command("sleep", "60")
-		cmd.Env = append(os.Environ(), env...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return uint32(cmd.Process.Pid)
-	}
+	start := func(env ...string) uint32 { return startProc(t, env...) }
 	job := []string{"SLURM_JOB_ID=900011", "SLURM_JOB_GPUS=5"}
 	n1 := start(append(job, "SLURMD_NODENAME=node1", "AUGUR_FAKE_GPU_MEM_MIB=1000")...)
 	n2 := start(append(job, "SLURMD_NODENAME=node2", "AUGUR_FAKE_GPU_MEM_MIB=2000")...)
@@ -82,15 +66,7 @@ func TestFakeGPUsOfOneNode(t *testing.T) {
 // (AUGUR_FAKE_GPU_SM_UTIL=0) and one at 60: the GPU shows 60 and its
 // processes 0 and 60, and so does NVML's per-process utilisation.
 func TestFakeGPUSharedByIdleAndBusyJob(t *testing.T) {
-	start := func(env ...string) uint32 {
-		cmd := exec.Command("sleep", "60")
-		cmd.Env = append(os.Environ(), env...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return uint32(cmd.Process.Pid)
-	}
+	start := func(env ...string) uint32 { return startProc(t, env...) }
 	idle := start("SLURM_JOB_ID=900021", "SLURM_JOB_GPUS=4", "AUGUR_FAKE_GPU_MEM_MIB=1000", "AUGUR_FAKE_GPU_SM_UTIL=0")
 	busy := start("SLURM_JOB_ID=900022", "SLURM_JOB_GPUS=4", "AUGUR_FAKE_GPU_MEM_MIB=2000", "AUGUR_FAKE_GPU_SM_UTIL=60")
 	odd := start("SLURM_JOB_ID=900023", "SLURM_JOB_GPUS=3", "AUGUR_FAKE_GPU_MEM_MIB=500", "AUGUR_FAKE_GPU_SM_UTIL=lots")
@@ -113,4 +89,17 @@ func TestFakeGPUSharedByIdleAndBusyJob(t *testing.T) {
 	if d := cmp.Diff(map[uint32]uint32{idle: 0, busy: 60}, perPID); d != "" || r != nvml.SUCCESS {
 		t.Errorf("per-process utilisation: %v; (-want +got):\n%s", r, d)
 	}
+}
+
+// startProc starts a process with env added to the test's environment, as
+// a job's task would carry it, and returns its pid.
+func startProc(t *testing.T, env ...string) uint32 {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return uint32(cmd.Process.Pid)
 }
