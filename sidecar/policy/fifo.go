@@ -18,7 +18,10 @@ const DefaultEstimate = 7 * 24 * 3600
 // later jobs start now only if they fit and do not delay that reservation
 // (they end before it by their estimate, or use GPUs it does not need).
 // Estimates are Job.Estimate (a time limit) or else the predicted upper
-// quantile. FIFO never preempts.
+// quantile. A job with Job.EstimateMin (Slurm's TimeMin) that would end
+// after the reservation by its estimate may still start before it, on a
+// limit cut to the time left (Start.Limit), when that is at least its
+// EstimateMin. FIFO never preempts.
 type FIFO struct {
 	p    Params
 	a    allocator
@@ -103,9 +106,18 @@ func (f *FIFO) Schedule(s *Snapshot) Plan {
 				extra -= j.GPUs
 			}
 		}
+		limit := 0.0
+		if !ok && !before && j.EstimateMin > 0 && s.Now+j.EstimateMin <= shadow {
+			// Slurm's TimeMin: it starts now, anywhere, on a limit cut
+			// to end before the reservation.
+			f.setExclude(reserved, false)
+			if place, ok = al.fill(s, f.p, j); ok {
+				limit = shadow - s.Now
+			}
+		}
 		if ok {
 			free -= j.GPUs
-			f.plan.Start = append(f.plan.Start, Start{ID: j.ID, Placement: place})
+			f.plan.Start = append(f.plan.Start, Start{ID: j.ID, Placement: place, Limit: limit})
 		}
 	}
 	f.setExclude(nil, false)

@@ -63,6 +63,10 @@ type Job struct {
 	// Estimate is the user's time estimate (Slurm's time limit), used by
 	// EASY backfill; 0 means "use Runtime.Hi".
 	Estimate float64
+	// EstimateMin is Slurm's TimeMin (0: none): backfill may start the job
+	// before a reservation with its limit cut to the time left before it,
+	// as long as that is at least EstimateMin (Start.Limit).
+	EstimateMin float64
 	// True is the job's true total service; drivers set it only for
 	// policies that implement Oracle, and leave it 0 otherwise.
 	True float64
@@ -145,6 +149,10 @@ func (s *Snapshot) FreeGPUs() int {
 type Start struct {
 	ID        int64
 	Placement Placement
+	// Limit, when not 0, is the job's time limit for this run, cut down
+	// from Estimate to fit before a reservation (Slurm's TimeMin): the job
+	// is killed if it runs longer.
+	Limit float64
 }
 
 // Reason says why a job is preempted.

@@ -29,7 +29,9 @@ type Config struct {
 	// (policy.Job.Estimate, which EASY backfill reserves by): LimitsNone
 	// (the prediction, as before), LimitsUser (the job's own Limit) or
 	// LimitsAugur (the Limit lowered to Augur's time_hint where the job is
-	// predictable, predictor.TimeHint).
+	// predictable, predictor.TimeHint), or LimitsTimeMin (the job's own
+	// Limit, with Slurm's TimeMin set to Augur's upper prediction where the
+	// job is predictable: live.time_min).
 	Limits string
 }
 
@@ -38,6 +40,11 @@ const (
 	LimitsNone  = ""
 	LimitsUser  = "user limits"
 	LimitsAugur = "augur limits"
+	// LimitsTimeMin: backfill may start a job before the head's
+	// reservation on a limit cut to fit, down to the upper prediction; a
+	// job that runs past its cut limit is killed (its work lost) and
+	// queued again on its own limit, as a user would resubmit it.
+	LimitsTimeMin = "user limits, augur time_min"
 )
 
 // Result is what a policy achieved on a trace.
@@ -63,9 +70,12 @@ type Result struct {
 	OOMFailures int
 	// LimitMisses counts the jobs (LimitsAugur) that ran longer than the
 	// limit Augur lowered theirs to: in Slurm they could have been killed
-	// for time had backfill started them on the lowered limit.
+	// for time had backfill started them on the lowered limit. With
+	// LimitsTimeMin it counts the runs killed at a limit TimeMin cut.
 	LimitMisses int
-	Calls       int // Schedule calls
+	// TimeMinStarts counts the runs backfill started on a cut limit.
+	TimeMinStarts int
+	Calls         int // Schedule calls
 	// JCTs are the jobs' completion times, ascending.
 	JCTs []float64
 }
@@ -76,6 +86,8 @@ type state struct {
 	end     float64 // completion (or failure) of the current run
 	ver     int     // bumps when a run ends, to drop stale heap entries
 	oom     bool
+	timeout bool    // the current run ends at a limit TimeMin cut, unfinished
+	limit0  float64 // the job's own Estimate, while a cut one stands in
 	runIdx  int
 	overOff float64 // restart overhead of the current run
 	done0   float64 // Done at the start of the current run
@@ -189,6 +201,14 @@ func Run(cfg Config, p policy.Policy, jobs []Job) (Result, error) {
 				continue
 			}
 			busy += stop(snap, byID, st, now)
+			if st.timeout {
+				res.LimitMisses++
+				st.timeout = false
+				st.pj.Done, st.pj.Estimate, st.pj.EstimateMin = st.done0, st.limit0, 0
+				st.pj.Placement = policy.Placement{}
+				insertPending(snap, &st.pj)
+				continue
+			}
 			if st.oom {
 				res.OOMFailures++
 				st.pj.Avoid |= 1 << uint(st.pj.Placement.Type)
@@ -230,6 +250,12 @@ func Run(cfg Config, p policy.Policy, jobs []Job) (Result, error) {
 			switch cfg.Limits {
 			case LimitsUser:
 				st.pj.Estimate = st.sj.Limit
+			case LimitsTimeMin:
+				st.pj.Estimate = st.sj.Limit
+				p := predictor.Prediction{RuntimeSec: st.pj.Runtime, Predictable: st.pj.Predictable}
+				if tm, ok := predictor.TimeMin(p, time.Duration(st.sj.Limit*float64(time.Second))); ok {
+					st.pj.EstimateMin = tm.Seconds()
+				}
 			case LimitsAugur:
 				st.pj.Estimate = st.sj.Limit
 				p := predictor.Prediction{RuntimeSec: st.pj.Runtime, Predictable: st.pj.Predictable}
@@ -275,6 +301,13 @@ func Run(cfg Config, p policy.Policy, jobs []Job) (Result, error) {
 			}
 			if from, ok := moved[s.ID]; ok && from != s.Placement.Type {
 				res.Migrations++
+			}
+			if s.Limit > 0 && cfg.Limits == LimitsTimeMin {
+				res.TimeMinStarts++
+				st.limit0, st.pj.Estimate = st.pj.Estimate, s.Limit
+				if !st.oom && st.end > now+s.Limit {
+					st.end, st.timeout = now+s.Limit, true
+				}
 			}
 			heap.Push(&ends, endEvent{st.end, st, st.ver})
 		}

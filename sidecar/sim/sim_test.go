@@ -280,3 +280,40 @@ func TestAugurLimits(t *testing.T) {
 		t.Errorf("user limits: %+v", r)
 	}
 }
+
+// TestTimeMin: with LimitsTimeMin a job whose own limit would cross the
+// head's reservation starts before it on a cut limit, down to its upper
+// prediction (Slurm's TimeMin), and ends early; one that runs past its cut
+// limit is killed there, its work lost, and runs again on its own limit.
+func TestTimeMin(t *testing.T) {
+	c, _ := NewCluster(1, 2, nil, nil)
+	mk := func(work3 float64) []Job {
+		js := jobs([3]float64{0, 1000, 1}, [3]float64{1, 100, 2}, [3]float64{2, work3, 1})
+		js[0].Limit, js[1].Limit, js[2].Limit = 1000, 100, 36000
+		js[2].Runtime, js[2].Predictable = predictor.Quantiles{P50: 300, Hi: 400}, true
+		return js
+	}
+	run := func(limits string, work3 float64) Result {
+		t.Helper()
+		p, _ := policy.ByName("fifo", policy.DefaultParams())
+		r, err := Run(Config{Cluster: c, Limits: limits}, p, mk(work3))
+		if err != nil || len(r.JCTs) != 3 {
+			t.Fatalf("%s: %+v, %v", limits, r, err)
+		}
+		return r
+	}
+	// Job 3 (300 s, limit 10 h) waits behind the 2-GPU head on its own
+	// limit (JCT 1398 s); TimeMin 400 s fits before the reservation at
+	// 1000 s: it starts at 2 and is done at 302.
+	user, tm := run(LimitsUser, 300), run(LimitsTimeMin, 300)
+	if !cmp.Equal(user.JCTs, []float64{1000, 1099, 1398}) || !cmp.Equal(tm.JCTs, []float64{300, 1000, 1099}) ||
+		tm.TimeMinStarts != 1 || tm.LimitMisses != 0 || tm.Policy != "fifo (user limits, augur time_min)" {
+		t.Errorf("user limits %v, time_min %v (%d cut starts, %d killed)", user.JCTs, tm.JCTs, tm.TimeMinStarts, tm.LimitMisses)
+	}
+	// Job 3 really takes 1200 s: killed at its cut limit (1000 s), it runs
+	// again after the head, as late as without TimeMin, with 998 GPU-seconds lost.
+	user, tm = run(LimitsUser, 1200), run(LimitsTimeMin, 1200)
+	if tm.LimitMisses != 1 || !cmp.Equal(tm.JCTs, user.JCTs) || !(tm.Utilization > user.Utilization) {
+		t.Errorf("killed run: user %v util %.3f, time_min %v util %.3f, %d killed", user.JCTs, user.Utilization, tm.JCTs, tm.Utilization, tm.LimitMisses)
+	}
+}

@@ -67,6 +67,8 @@ type policyReport struct {
 	MaxSlowdown float64 `json:"max_slowdown"`
 	// LimitMisses: jobs that ran past the limit Augur lowered theirs to.
 	LimitMisses int `json:"limit_misses,omitempty"`
+	// TimeMinStarts: runs backfill started on a limit cut by TimeMin.
+	TimeMinStarts int `json:"time_min_starts,omitempty"`
 }
 
 func runSimulate(args []string) error {
@@ -247,7 +249,7 @@ func simulate(o simOptions, progress io.Writer) (simReport, []sim.Result, error)
 	limits := []string{sim.LimitsNone}
 	if o.userLimits > 0 {
 		sim.UserLimits(jobs, o.userLimits, 7*86400, o.seed)
-		limits = []string{sim.LimitsUser, sim.LimitsAugur}
+		limits = []string{sim.LimitsUser, sim.LimitsAugur, sim.LimitsTimeMin}
 	}
 	type run struct {
 		p      policy.Policy
@@ -308,7 +310,8 @@ func simulate(o simOptions, progress io.Writer) (simReport, []sim.Result, error)
 	for _, r := range results {
 		rep.Policies[r.Policy] = policyReport{AvgJCT: r.AvgJCT, MedianJCT: r.MedianJCT, P95JCT: r.P95JCT, P99JCT: r.P99JCT,
 			AvgQueue: r.AvgQueue, Makespan: r.Makespan, Utilization: r.Utilization, Speed: r.Speed, Preemptions: r.Preemptions, Migrations: r.Migrations,
-			OOMFailures: r.OOMFailures, MaxSlowdown: r.MaxSlowdown, LimitMisses: r.LimitMisses}
+			OOMFailures: r.OOMFailures, MaxSlowdown: r.MaxSlowdown, LimitMisses: r.LimitMisses,
+			TimeMinStarts: r.TimeMinStarts}
 	}
 	return rep, results, nil
 }
@@ -318,7 +321,7 @@ func userLimitsText(o simOptions) string {
 	if o.userLimits <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("runtime x U, log U uniform on [0, ln %g], rounded up to the hour, at most 7 days (seed %d); Augur's: lowered to the upper prediction rounded up to 15 min where predictable, over twice it and an hour longer", o.userLimits, o.seed)
+	return fmt.Sprintf("runtime x U, log U uniform on [0, ln %g], rounded up to the hour, at most 7 days (seed %d); Augur's: lowered to the upper prediction rounded up to 15 min where predictable, over twice it and an hour longer; time_min: the users' limits with Slurm's TimeMin at the upper prediction where predictable", o.userLimits, o.seed)
 }
 
 func printTable(w io.Writer, rep simReport, results []sim.Result) error {
@@ -330,7 +333,10 @@ func printTable(w io.Writer, rep simReport, results []sim.Result) error {
 	fmt.Fprintln(w)
 	defer func() {
 		for _, r := range results {
-			if r.LimitMisses > 0 {
+			if r.TimeMinStarts > 0 {
+				fmt.Fprintf(w, "%s: %d runs started by backfill on a limit cut by TimeMin, %d of them killed at it (their work lost, queued again)\n",
+					r.Policy, r.TimeMinStarts, r.LimitMisses)
+			} else if r.LimitMisses > 0 {
 				fmt.Fprintf(w, "%s: %d jobs ran past the limit Augur lowered theirs to (in Slurm: killed for time if backfill started them on it)\n", r.Policy, r.LimitMisses)
 			}
 		}
