@@ -230,6 +230,23 @@ func maxOf(xs []float64) float64 {
 	return m
 }
 
+// TimeMin is the Slurm TimeMin to give a predictable job (live.time_min):
+// its upper predicted runtime rounded up to the minute, when that is below
+// its time limit. Backfill may then start the job before a reservation on a
+// limit cut down to fit, never below TimeMin; the simulator's time_min runs
+// use the same rule.
+func TimeMin(p Prediction, limit time.Duration) (time.Duration, bool) {
+	hi := p.RuntimeSec.Hi
+	if !p.Predictable || !p.RuntimeSec.Known() || limit <= 0 || hi <= 0 || math.IsInf(hi, 0) || math.IsNaN(hi) {
+		return 0, false
+	}
+	tm := time.Duration(math.Ceil(hi/60)) * time.Minute
+	if tm >= limit {
+		return 0, false
+	}
+	return tm, true
+}
+
 // TimeHint is the --time to suggest to a job whose limit is far above the
 // runtime predicted for it: the upper prediction rounded up to a quarter
 // hour, when the runtime is predictable (from its own runs or a narrow

@@ -279,6 +279,12 @@ func apply(d *C.job_desc_msg_t, resp *wire.Response, errMsg **C.char) C.int {
 	if sf := resp.SiteFactor; sf != nil {
 		d.site_factor = C.uint32_t(int64(C.augur_nice_offset()) + *sf)
 	}
+	// TimeMin below the job's own limit, and never over the user's own
+	// --time-min (slurmctld refuses a TimeMin above the limit).
+	if tm := C.uint32_t(resp.TimeMinMin); tm > 0 && (d.time_min == C.NO_VAL || d.time_min == 0) &&
+		d.time_limit != C.NO_VAL && d.time_limit != C.INFINITE && tm < d.time_limit {
+		d.time_min = tm
+	}
 	return C.SLURM_SUCCESS
 }
 

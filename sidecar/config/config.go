@@ -251,6 +251,16 @@ type Live struct {
 	// says so, warns then cancels them (it runs whether or not Enabled is
 	// set; DryRun and the pause switch apply to it too).
 	IdleGPU IdleGPU `mapstructure:"idle_gpu"`
+	// TimeMin sets each predictable job's Slurm TimeMin at submission to
+	// its upper predicted runtime, below its own limit (DryRun only
+	// annotates it).
+	TimeMin TimeMin `mapstructure:"time_min"`
+}
+
+// TimeMin is live.time_min (see predictor.TimeMin).
+type TimeMin struct {
+	// Enabled turns it on.
+	Enabled bool `mapstructure:"enabled"`
 }
 
 // IdleGPU is live.idle_gpu (see core.DecideIdle). It judges jobs from the

@@ -43,6 +43,10 @@ type Policy struct {
 	SiteFactorMax int64
 	// ShardSmallJobs gives small one-GPU jobs gres/shard instead (see shard.go).
 	ShardSmallJobs bool
+	// TimeMin sets a predictable job's Slurm TimeMin to its upper predicted
+	// runtime (live.time_min, predictor.TimeMin); TimeMinDryRun only
+	// annotates it.
+	TimeMin, TimeMinDryRun bool
 }
 
 // GPUMemMiB returns each type's memory, keyed by name.
@@ -78,6 +82,8 @@ type Decision struct {
 	Annotation string
 	TRES       *wire.TRES
 	SiteFactor *int64
+	// TimeMin is the job's Slurm TimeMin (0: none).
+	TimeMin    time.Duration
 	Prediction predictor.Prediction
 	Signature  string
 	// Notes record why, for the store and the logs (not shown to the user).
@@ -93,6 +99,7 @@ func (d Decision) Response(token string) wire.Response {
 		Annotation: d.Annotation,
 		TRES:       d.TRES,
 		SiteFactor: d.SiteFactor,
+		TimeMinMin: uint32(d.TimeMin / time.Minute),
 		Message:    d.Message,
 	}
 }
@@ -154,7 +161,7 @@ func Decide(in Input) Decision {
 		if sf, ok := siteFactor(in.Policy, d.Prediction); ok {
 			d.SiteFactor = &sf
 		}
-		d.Annotation = annotation(in.Request.Token, d.Prediction, typ, from) + timeHintNote(&d, in.Request)
+		d.Annotation = annotation(in.Request.Token, d.Prediction, typ, from) + timeHintNote(&d, in.Request) + timeMinNote(&d, in.Request, in.Policy)
 		return d
 	}
 	if msg, ok := certainOOM(in, job, j); ok {
@@ -191,7 +198,7 @@ func Decide(in Input) Decision {
 	if sf, ok := siteFactor(in.Policy, d.Prediction); ok {
 		d.SiteFactor = &sf
 	}
-	d.Annotation = annotation(in.Request.Token, d.Prediction, placed, from) + timeHintNote(&d, in.Request)
+	d.Annotation = annotation(in.Request.Token, d.Prediction, placed, from) + timeHintNote(&d, in.Request) + timeMinNote(&d, in.Request, in.Policy)
 	return d
 }
 
@@ -425,6 +432,25 @@ func timeHintNote(d *Decision, r *wire.Request) string {
 	d.Notes = append(d.Notes, fmt.Sprintf("time limit %s is %.0fx the predicted upper runtime %s: --time=%s would let backfill start it sooner",
 		FormatSeconds(limit.Seconds()), limit.Seconds()/d.Prediction.RuntimeSec.Hi, FormatSeconds(d.Prediction.RuntimeSec.Hi), FormatSeconds(hint.Seconds())))
 	return " time_hint=" + FormatSeconds(hint.Seconds())
+}
+
+// timeMinNote sets the job's TimeMin (live.time_min) and is the
+// annotation's time_min; a dry run annotates it without setting it.
+func timeMinNote(d *Decision, r *wire.Request, p Policy) string {
+	if !p.TimeMin && !p.TimeMinDryRun {
+		return ""
+	}
+	tm, ok := predictor.TimeMin(d.Prediction, wire.LimitDuration(r.TimeLimitMin))
+	if !ok {
+		return ""
+	}
+	if !p.TimeMin {
+		return " time_min=" + FormatSeconds(tm.Seconds()) + "(dry_run)"
+	}
+	d.TimeMin = tm
+	d.Notes = append(d.Notes, fmt.Sprintf("TimeMin %s (the upper predicted runtime): backfill may start it on a limit cut down to that",
+		FormatSeconds(tm.Seconds())))
+	return " time_min=" + FormatSeconds(tm.Seconds())
 }
 
 func quant(q predictor.Quantiles, f func(float64) string) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/augur-hpc/augur/predictor"
 	"github.com/augur-hpc/augur/slurm-plugin/wire"
@@ -359,6 +360,42 @@ func TestTimeHint(t *testing.T) {
 			}
 			if tc.hint != "" && !strings.Contains(strings.Join(d.Notes, ";"), "--time=00:30:00 would let backfill start it sooner") {
 				t.Errorf("notes %q", d.Notes)
+			}
+		})
+	}
+}
+
+// TestTimeMin: with live.time_min a predictable job's TimeMin is its upper
+// predicted runtime to the minute, below its limit, in the response and the
+// annotation; a dry run only annotates it; without the opt-in, with no
+// limit, a limit at the prediction or no prediction there is none.
+func TestTimeMin(t *testing.T) {
+	hist := runs(5000, 1500, 3) // 25 minutes, three times: upper 27.5 minutes
+	on, dry := sitePolicy, sitePolicy
+	on.TimeMin, dry.TimeMinDryRun = true, true
+	for name, tc := range map[string]struct {
+		minutes uint32
+		hist    []predictor.Outcome
+		pol     Policy
+		want    time.Duration
+		note    string
+	}{
+		"a day for 25 minutes":  {minutes: 24 * 60, hist: hist, pol: on, want: 28 * time.Minute, note: " time_min=00:28:00"},
+		"dry run":               {minutes: 24 * 60, hist: hist, pol: dry, note: " time_min=00:28:00(dry_run)"},
+		"off":                   {minutes: 24 * 60, hist: hist, pol: sitePolicy},
+		"limit at the estimate": {minutes: 25, hist: hist, pol: on},
+		"no limit":              {minutes: 0, hist: hist, pol: on},
+		"not predictable":       {minutes: 24 * 60, pol: on},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := decide(newReq("ab").gres("gres:gpu:t4:1").minutes(tc.minutes).obj(), tc.hist, tc.pol)
+			got := ""
+			if i := strings.Index(d.Annotation, " time_min="); i >= 0 {
+				got = d.Annotation[i:]
+			}
+			if got != tc.note || d.TimeMin != tc.want || d.Response("ab").TimeMinMin != uint32(tc.want/time.Minute) {
+				t.Errorf("annotation %q TimeMin %s (response %d min); want %q and %s", d.Annotation, d.TimeMin,
+					d.Response("ab").TimeMinMin, tc.note, tc.want)
 			}
 		})
 	}

@@ -110,6 +110,8 @@ func PolicyFrom(cfg *config.Config) core.Policy {
 		MinRunsToReject:  cfg.Policy.HistoryMinRuns,
 		SiteFactorMax:    cfg.Policy.SiteFactorMax,
 		ShardSmallJobs:   cfg.Policy.ShardSmallJobs,
+		TimeMin:          cfg.Live.TimeMin.Enabled && !cfg.Live.DryRun,
+		TimeMinDryRun:    cfg.Live.TimeMin.Enabled && cfg.Live.DryRun,
 	}
 	for _, t := range cfg.Cluster.GPUTypes {
 		p.GPUTypes = append(p.GPUTypes, core.GPUType{Name: t.Name, MemMiB: t.Memory.MiB(), Shards: t.Shards, Aliases: t.Aliases})

@@ -173,6 +173,10 @@ type Response struct {
 	TRES *TRES `json:"tres,omitempty"`
 	// SiteFactor, when set, is the job's initial SiteFactor.
 	SiteFactor *int64 `json:"site_factor,omitempty"`
+	// TimeMinMin, when not 0, is the job's TimeMin in minutes
+	// (live.time_min); the shim sets it only below the job's time limit
+	// and when the user gave no --time-min.
+	TimeMinMin uint32 `json:"time_min_min,omitempty"`
 	// Message is shown to the user by sbatch when the job is rejected.
 	Message string `json:"message,omitempty"`
 }
@@ -190,6 +194,8 @@ func (r *Response) Validate(token string) error {
 		return fmt.Errorf("%w: rejection without a message", ErrBadBody)
 	case r.SiteFactor != nil && (*r.SiteFactor > MaxSiteFactor || *r.SiteFactor < -MaxSiteFactor):
 		return fmt.Errorf("%w: site factor %d out of range", ErrBadBody, *r.SiteFactor)
+	case r.TimeMinMin > 366*24*60:
+		return fmt.Errorf("%w: time_min of %d minutes out of range", ErrBadBody, r.TimeMinMin)
 	}
 	for _, s := range []string{r.Annotation, r.Message} {
 		if len(s) > MaxText || !utf8.ValidString(s) || bytes.IndexByte([]byte(s), 0) >= 0 {

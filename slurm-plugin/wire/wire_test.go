@@ -271,3 +271,14 @@ func TestLimitDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestResponseTimeMin(t *testing.T) {
+	r := Response{V: Version, Token: "t", Action: Accept, TimeMinMin: 90}
+	if err := r.Validate("t"); err != nil {
+		t.Errorf("90 minutes: %v", err)
+	}
+	r.TimeMinMin = 366*24*60 + 1
+	if err := r.Validate("t"); err == nil {
+		t.Error("a TimeMin over a year accepted")
+	}
+}
