@@ -43,6 +43,8 @@ type IdleTrack struct {
 	// idle run; GPUs how many GPUs the last period covered.
 	Busiest float64
 	GPUs    int
+	// Busy says the last period judged (past the grace) was busy.
+	Busy bool
 	// FlaggedAt and WarnedAt are set when the job was flagged and warned in
 	// its current idle run; a busy period clears them.
 	FlaggedAt, WarnedAt time.Time
@@ -67,11 +69,11 @@ func (t IdleTrack) Observe(s IdleSettings, start, at time.Time, period time.Dura
 	case from.Before(t.Start.Add(s.Grace)):
 		// still in its grace: not judged
 	case busiest >= s.ThresholdPct || gpus == 0:
-		t.IdleSince, t.Busiest, t.FlaggedAt, t.WarnedAt = time.Time{}, 0, time.Time{}, time.Time{}
+		t.IdleSince, t.Busiest, t.FlaggedAt, t.WarnedAt, t.Busy = time.Time{}, 0, time.Time{}, time.Time{}, true
 	case t.IdleSince.IsZero():
-		t.IdleSince, t.Busiest = from, busiest
+		t.IdleSince, t.Busiest, t.Busy = from, busiest, false
 	default:
-		t.Busiest = max(t.Busiest, busiest)
+		t.Busiest, t.Busy = max(t.Busiest, busiest), false
 	}
 	return t
 }

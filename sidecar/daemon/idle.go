@@ -50,8 +50,9 @@ type idleJob struct {
 	track core.IdleTrack
 	nodes map[string]nodePeriod // each node's latest period of the job
 	// flagged: counted in the gauges and its AdminComment says so;
-	// cancelled: the cancel was made (or recorded, in a dry run).
-	flagged, cancelled bool
+	// cancelled: the cancel was made (or recorded, in a dry run); cleared:
+	// its note was taken off since it was last flagged.
+	flagged, cancelled, cleared bool
 }
 
 type nodePeriod struct {
@@ -141,11 +142,11 @@ func (w *IdleWatcher) Pass(ctx context.Context, queue []slurm.Job) {
 		}
 		switch {
 		case st.busyAgain:
-			j.flagged, j.cancelled = false, false
+			j.flagged, j.cancelled, j.cleared = false, false, true
 		case st.d.Action == core.IdleFlag:
-			j.track.FlaggedAt, j.flagged = st.at, true
+			j.track.FlaggedAt, j.flagged, j.cleared = st.at, true, false
 		case st.d.Action == core.IdleWarn:
-			j.track.FlaggedAt, j.track.WarnedAt, j.flagged = st.at, st.at, true
+			j.track.FlaggedAt, j.track.WarnedAt, j.flagged, j.cleared = st.at, st.at, true, false
 		case st.d.Action == core.IdleCancel:
 			j.cancelled, j.flagged = true, true
 		}
@@ -184,7 +185,11 @@ func (w *IdleWatcher) judge(queue []slurm.Job, live config.Live) []idleStep {
 		}
 		d := core.DecideIdle(core.IdleInput{Track: j.track, Settings: s, Now: now, Partition: sj.Partition,
 			Comment: sj.Comment, Stale: stale})
-		st := idleStep{job: *sj, d: d, busyAgain: j.flagged && j.track.FlaggedAt.IsZero(), gpus: j.track.GPUs, at: now}
+		// A job flagged before augurd restarted carries the note, not the
+		// flag: its first busy period takes the note off too.
+		noted := !live.DryRun && !j.cleared && idleNote.MatchString(sj.AdminComment)
+		busyAgain := (j.flagged || noted) && j.track.FlaggedAt.IsZero() && j.track.Busy
+		st := idleStep{job: *sj, d: d, busyAgain: busyAgain, gpus: j.track.GPUs, at: now}
 		if st.busyAgain || d.Action != core.IdleNone && !(d.Action == core.IdleCancel && j.cancelled) {
 			steps = append(steps, st)
 		}

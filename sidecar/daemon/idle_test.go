@@ -227,6 +227,23 @@ func TestIdleWatcherDryRunPauseOff(t *testing.T) {
 	}
 }
 
+// TestIdleWatcherRestart: a job augurd flagged before it restarted has the
+// note in its AdminComment but no flag in memory; its first busy period
+// takes the note off. A job still idle keeps it until flagged again.
+func TestIdleWatcherRestart(t *testing.T) {
+	r := newIdleRig(t, nil)
+	q := running(1, 2)
+	for i := range q {
+		q[i].AdminComment += ` idle_gpu="GPUs idle: 1 GPU under 5% SM utilisation for 30m"`
+	}
+	for i := 0; i < 7; i++ { // past the grace, not the window
+		r.minute(map[string]map[uint64][]float64{"n1": {1: {50}, 2: {0}}}, q)
+	}
+	if len(r.sl.calls) != 1 || r.sl.calls[0] != "comment 1 augur:tok=t1" {
+		t.Errorf("slurm calls %q; want job 1's note taken off, once", r.sl.calls)
+	}
+}
+
 func TestWithIdleNote(t *testing.T) {
 	for _, c := range []struct{ admin, note, want string }{
 		{"augur:tok=a", "GPUs idle", `augur:tok=a idle_gpu="GPUs idle"`},
