@@ -149,6 +149,9 @@ func (s *OutcomeServer) handle(ctx context.Context, from net.Addr, cred string) 
 		// The job was counted, and compared with its prediction, with the
 		// first node's report.
 		s.Metrics.Outcomes.WithLabelValues(string(metrics.OutcomeStored)).Inc()
+		if r.OOMSuspect {
+			s.Metrics.GPUOOMJobs.Inc() // a report, like the first node's
+		}
 		if s.Stored != nil {
 			s.Stored()
 		}

@@ -197,7 +197,7 @@ func New(storePending func() float64) *Metrics {
 		}, []string{"resource", "source"}),
 		GPUOOMJobs: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: fq("", "gpu_oom_jobs_total"),
-			Help: "Job reports that look like GPU out-of-memory (peak near capacity and a failed end).",
+			Help: "Node reports of finished jobs that look like GPU out-of-memory (memory near capacity at a failed end); a multi-node job counts once per such node.",
 		}),
 		BalanceRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: fq("balance", "requests_total"),
