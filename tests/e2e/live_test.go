@@ -169,6 +169,12 @@ func TestLiveHeadOfLine(t *testing.T) {
 	// gives up), so a slow first live pass cannot let the small jobs start
 	// first; then it is cancelled and the GPUs free up at once.
 	blocker := c.Sbatch(t, "--no-requeue", "--gres=gpu:a100:4", "--wrap", "sleep 60")
+	// Running before the others come: a live pass that ranked the large
+	// job above a still-pending blocker let Slurm start it first (26.05).
+	clustertest.WaitFor(t, 30*time.Second, fmt.Sprintf("blocker %d running", blocker), func() bool {
+		st, _ := c.state(t, blocker)
+		return st == "RUNNING"
+	})
 	var small []uint64
 	for range 3 {
 		small = append(small, c.Sbatch(t, "--gres=gpu:a100:1", small1))

@@ -68,6 +68,7 @@ func TestTimeLimitTimeMin(t *testing.T) {
 	if (tm != "00:01:00" && tm != "00:02:00") || note != tm {
 		t.Errorf("job %d: TimeMin %q, annotation time_min=%q; want 00:01:00 or 00:02:00 in both", set, tm, note)
 	}
+	t.Logf("job %d, --time=3-00:00:00 after two one-minute runs: TimeMin %s", set, tm)
 	own := c.Sbatch(t, "-H", "--gres=gpu:t4:1", "--time=3-00:00:00", "--time-min=02:00:00", "-o", "/dev/null", path)
 	if tm := timeMin(own); tm != "02:00:00" {
 		t.Errorf("job %d with --time-min=02:00:00: TimeMin %q", own, tm)
