@@ -1013,6 +1013,9 @@ func familyModel(s string) string {
 		s = strings.TrimSuffix(s, weightsExt(s))
 	}
 	toks := strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '_' || r == '-' || r == ' ' })
+	if m := detectorIn(toks); m != "" {
+		return m
+	}
 	for i, t := range toks {
 		fam := ""
 		for _, m := range modelFamilies {

@@ -31,8 +31,11 @@ type Script struct {
 // change that gives a script another signature: augurd then re-keys the
 // history it stored under the old ones (store.Resign) when it starts, so
 // that earlier runs still match new submissions. Version 2 is the one
-// issue 14 brought (abstracted run-varying values, the model's identity).
-const SignatureVersion = "2"
+// issue 14 brought (abstracted run-varying values, the model's identity);
+// 3 follows the model readings added since (held-out sets D and E, then
+// detection configs read as architecture, backbone and neck), each of
+// which changed the model, and so the signature, of some scripts.
+const SignatureVersion = "3"
 
 // Option is one #SBATCH option.
 type Option struct {

@@ -106,6 +106,20 @@ func TestFamilyModel(t *testing.T) {
 		"config/Qwen2.5-VL-3B-Instruct.yaml":          "qwen2.5-vl-3b",
 		"tunalm/configs/1B_sft.yaml":                  "",
 		"bdc-1.0-100m":                                "bdc-1.0-100m",
+		// Detection and segmentation configs: architecture, backbone, neck.
+		"configs/COCO-InstanceSegmentation/mask_rcnn_R_50_FPN_3x.yaml":          "mask-rcnn-r50-fpn",
+		"configs/COCO-Detection/faster_rcnn_R_101_FPN_3x.yaml":                  "faster-rcnn-r101-fpn",
+		"configs/faster_rcnn/faster-rcnn_r50_fpn_1x_coco.py":                    "faster-rcnn-r50-fpn",
+		"configs/mask2former/mask2former_swin-s-p4-w7-224_8xb2-lsj-50e_coco.py": "mask2former-swin-s",
+		"configs/cascade_rcnn/cascade-mask-rcnn_x101-32x4d_fpn_1x_coco.py":      "cascade-mask-rcnn-x101-32x4d-fpn",
+		"configs/yolox/yolox_s_8xb8-300e_coco.py":                               "yolox-s",
+		"configs/upernet/upernet_r50_4xb4-80k_ade20k-512x512.py":                "upernet-r50",
+		"configs/deformable_detr/deformable-detr_r50_16xb2-50e_coco.py":         "deformable-detr-r50",
+		"configs/retinanet/retinanet_r101_fpn_1x_coco.py":                       "retinanet-r101-fpn",
+		"configs/detr/detr_r50_8xb2-150e_coco.py":                               "detr-r50",
+		"configs/misc/panoptic_fpn_R_101_dconv_cascade_gn_3x.yaml":              "panoptic-fpn-r101",
+		"configs/dino/dino-4scale_r50_8xb2-12e_coco.py":                         "dino",
+		"maskrcnn_resnet50_fpn":                                                 "maskrcnn-resnet50-fpn",
 	} {
 		if got := familyModel(in); got != want {
 			t.Errorf("familyModel(%q) = %q, want %q", in, got, want)
