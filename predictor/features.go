@@ -171,7 +171,9 @@ var launchers = map[string]string{
 var genericPrograms = set("main", "train", "run", "finetune", "fine_tune", "pretrain", "launch", "trainer",
 	"run_clm", "run_mlm", "run_glue", "run_translation", "run_summarization", "run_qa", "run_seq2seq",
 	"train_net", "tools", "script", "job", "experiment", "entry", "app", "cli", "eval", "evaluate", "test",
-	"inference", "infer", "predict", "demo", "benchmark", "bench", "sample", "generate", "sft", "dpo", "pretraining")
+	"inference", "infer", "predict", "demo", "benchmark", "bench", "sample", "generate", "sft", "dpo", "pretraining",
+	// How a job trains, never what: fsdp_1T, lora-7b, ddp_350m.
+	"fsdp", "ddp", "zero", "lora", "qlora", "ppo", "grpo", "rlhf", "ft", "debug", "baseline")
 
 // MaxFeatureLine bounds the length of one logical line read for features
 // when the script does not parse as a whole.
@@ -224,8 +226,13 @@ func scriptFeatures(text string, sbatch []Option) Features {
 		}
 	}
 	sbatchFeatures(&f, sbatch)
-	if f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" || bareFamily(f.Model) {
-		if m := familyModel(f.JobName); m != "" && (f.ModelFrom != "program" || hasSize(m) && !hasSize(f.Model)) || sizes(m, f.Model) {
+	// The job name names the model when the commands do not, or name it
+	// less well (a family word, a program's name, llama2 where the job says
+	// Llama-2-13b); a family word alone (qwen-lora, granite_ft) names none,
+	// where one with its version (train_pi0) does.
+	if m := familyModel(f.JobName); m != "" && !(bareFamily(m) && !strings.ContainsAny(m, "0123456789")) {
+		weak := f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" || bareFamily(f.Model)
+		if weak && (f.ModelFrom != "program" || hasSize(m) && !hasSize(f.Model)) || sizes(m, f.Model) {
 			f.Model, f.ModelFrom = m, "job_name"
 			f.note("model", "#SBATCH --job-name")
 		}
@@ -680,6 +687,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 			num, isNum = n, err == nil && n > 0 && n < 1e12
 		}
 		if unexpanded(v) {
+			if id := hubCacheID(strings.ToLower(v)); modelFlags[nk] && id != "" && !unexpanded(id) {
+				// $HF_HOME/hub/models--org--name/snapshots/...: the cache is hidden, the model is not.
+				f.Model, f.ModelFrom = id, "flag"
+				f.note("model", k)
+				continue
+			}
 			if base := path.Base(v); modelFlags[nk] && !unexpanded(base) && familyModel(base) != "" {
 				// $MODELS/Llama-2-7b-hf: the directory is hidden, the name is not.
 				f.Model, f.ModelFrom = normModel(base), "flag"
@@ -861,7 +874,8 @@ var (
 	modelNameKeys = set("name", "arch", "model_name", "name_or_path", "model_name_or_path",
 		"pretrained_model_name_or_path", "model_id", "hf_model", "pretrained", "checkpoint", "model",
 		"restore_from_path", "backbone")
-	configFlags = set("config", "config_file", "cfg", "c", "config_path", "config_name", "yaml", "recipe_config")
+	configFlags = set("config", "config_file", "cfg", "c", "config_path", "config_name", "yaml", "recipe_config",
+		"gin", "gin_file", "gin_config", "gin_configs")
 	layerFlags  = set("num_layers", "n_layer", "n_layers", "num_hidden_layers", "nlayers")
 	hiddenFlags = set("hidden_size", "n_embd", "d_model", "hidden_dim", "model_dim", "dim")
 	vocabFlags  = set("vocab_size", "padded_vocab_size")
@@ -960,7 +974,7 @@ var notModels = set("singularity", "apptainer", "docker", "podman", "enroot", "s
 // validModel reports whether a name can be a model: not an expansion the
 // script does not show, a number, a tool or a container image.
 func validModel(m string) bool {
-	if m == "" || unexpanded(m) || isNumber(m) || notModels[m] || strings.HasPrefix(m, "python") ||
+	if m == "" || unexpanded(m) || isNumber(m) || notModels[m] || strings.HasPrefix(m, "python") || isCommitHash(m) ||
 		strings.ContainsAny(m, "{}<>%") { // a template's hole: {model}, <MODEL>, %(model)s
 		return false
 	}
@@ -982,6 +996,12 @@ func validModel(m string) bool {
 		}
 	}
 	return !strings.Contains(m, "://")
+}
+
+// isCommitHash reports whether a word is a git commit or content hash (a
+// hub snapshot's directory), which names no model.
+func isCommitHash(w string) bool {
+	return len(w) >= 32 && strings.Trim(w, "0123456789abcdef") == ""
 }
 
 // modelFamilies are the names model families go by, as they appear in
@@ -1011,6 +1031,13 @@ func familyModel(s string) string {
 		s = strings.TrimSuffix(s, ext) // not the ".3b-pretrain" of gpt3-1.3b-pretrain
 	default:
 		s = strings.TrimSuffix(s, weightsExt(s))
+	}
+	if i := strings.LastIndexByte(s, '/'); i >= 0 && i < len(s)-1 {
+		// The file's own name says more than its directories:
+		// t5/gin_configs/t5-base.gin is t5-base.
+		if m := familyModel(s[i+1:]); m != "" && !bareFamily(m) && strings.ContainsAny(m, "-.") {
+			return m
+		}
 	}
 	toks := strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '_' || r == '-' || r == ' ' })
 	if m := detectorIn(toks); m != "" {
@@ -1053,6 +1080,9 @@ func familyModel(s string) string {
 		}
 		if j < len(toks) && isSize(toks[j]) {
 			fam += "-" + toks[j]
+			if j+1 < len(toks) && tunedKinds[toks[j+1]] {
+				fam += "-" + toks[j+1] // llama-2-13b-chat, qwen2.5-7b-instruct
+			}
 		} else if j < len(toks) && variantWords[toks[j]] {
 			// roberta-base, gpt2-medium, convnext_small, vit_b_16
 			fam += "-" + toks[j]
@@ -1075,6 +1105,9 @@ func bareFamily(m string) bool {
 // (qwen2.5-vl-3b).
 var (
 	modelKinds = set("vl", "coder", "math", "code", "vision", "moe", "audio", "omni", "chat")
+	// tunedKinds name a family's released fine-tune, after its size: a
+	// person names llama-2-13b-chat, not llama-2-13b.
+	tunedKinds = set("chat", "instruct", "it")
 	// pathWords are the directories of a config's path, never a model's name.
 	pathWords = set("configs", "config", "conf", "cfg", "recipes", "recipe", "examples", "scripts", "yamls",
 		"exp", "experiments", "models", "checkpoints", "outputs", "data", "results", "runs", "logs")
@@ -1122,10 +1155,21 @@ func isSize(s string) bool {
 // sizes reports whether a model name is another's, a family word with
 // at most a version, with its size: llama3-70b for llama3, bert-base for bert.
 func sizes(sized, bare string) bool {
-	if bare == "" || sized == bare || !strings.HasPrefix(sized, bare) || familyModel(bare) != bare {
+	if bare == "" || sized == bare || !strings.HasPrefix(squashModel(sized), squashModel(bare)) || familyModel(bare) != bare {
 		return false
 	}
 	return hasSize(sized) && !hasSize(bare) || bareFamily(bare) && strings.HasPrefix(sized, bare+"-")
+}
+
+// squashModel drops the separators that spellings of one model differ in:
+// llama-2-13b and llama2_13b are both llama213b.
+func squashModel(m string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' {
+			return -1
+		}
+		return r
+	}, m)
 }
 
 // The flags that say how a model is trained (TrainSetup's terms).
@@ -1291,10 +1335,48 @@ func zeroFromName(v string) int {
 // unless it looks like a Hugging Face "org/name".
 func normModel(v string) string {
 	v = strings.TrimRight(strings.ToLower(v), "/")
+	if id := hubCacheID(v); id != "" {
+		return id
+	}
 	if strings.Contains(v, "/") && !looksLikeHFName(v) {
 		v = path.Base(v)
 	}
 	return strings.TrimSuffix(v, weightsExt(v))
+}
+
+// hubCacheID reads the model of a path into the Hugging Face hub's cache,
+// whose directories are named models--ORG--NAME
+// (.../hub/models--facebook--esm2_t48_15B_UR50D/snapshots/5fbca39.../):
+// "facebook/esm2_t48_15b_ur50d", or "" for any other path.
+func hubCacheID(v string) string {
+	i := strings.Index(v, "models--")
+	if i < 0 || i > 0 && v[i-1] != '/' {
+		return ""
+	}
+	dir, _, _ := strings.Cut(v[i+len("models--"):], "/")
+	org, name, ok := strings.Cut(dir, "--")
+	if !ok || org == "" || name == "" || strings.Contains(name, "--") {
+		return ""
+	}
+	return org + "/" + name
+}
+
+// precisionFromName reads a training precision from a config file's name
+// (ddp_bf16.yaml, ds_config_fp16.json, fsdp_bf16_mixed.yaml), or "".
+func precisionFromName(v string) string {
+	base := strings.ToLower(path.Base(v))
+	base = strings.TrimSuffix(base, path.Ext(base))
+	for _, w := range strings.FieldsFunc(base, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		switch w {
+		case "bf16", "bfloat16":
+			return "bf16"
+		case "fp16", "float16", "half":
+			return "fp16"
+		case "fp8":
+			return "fp8"
+		}
+	}
+	return ""
 }
 
 // weightsExt returns the extension of a weights or model definition file
@@ -1429,6 +1511,9 @@ func splitTypedCount(v string) (string, int) {
 		typ, cnt = v[:i], v[i+1:]
 	}
 	c, err := strconv.Atoi(cnt)
+	if err != nil && typ == "" && !looksNumeric(v) && validToken(v) {
+		return v, 1 // --gpus=a100-80: a type alone is one GPU of it, as Slurm reads it
+	}
 	if err != nil || c <= 0 || c > MaxGresCount {
 		return "", 0
 	}

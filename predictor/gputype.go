@@ -78,6 +78,10 @@ var gpuSpellings = map[string]GPUName{
 	"gtx1080": {"gtx1080", 0}, "gtx1080ti": {"gtx1080ti", 0},
 	"rtx2080": {"rtx2080", 0}, "rtx2080ti": {"rtx2080ti", 0},
 	"rtx3080": {"rtx3080", 0}, "rtx3090": {"rtx3090", 0}, "rtx4080": {"rtx4080", 0}, "rtx4090": {"rtx4090", 0},
+	// The GeForce model numbers alone, as partitions and features name them
+	// (-p 3090, -C 2080ti); 6000 and 8000 stay unread (Quadro or RTX A).
+	"1080": {"gtx1080", 0}, "1080ti": {"gtx1080ti", 0}, "2080": {"rtx2080", 0}, "2080ti": {"rtx2080ti", 0},
+	"3080": {"rtx3080", 0}, "3090": {"rtx3090", 0}, "4080": {"rtx4080", 0}, "4090": {"rtx4090", 0},
 	"mi100": {"mi100", 0}, "mi210": {"mi210", 0}, "mi250": {"mi250", 0}, "mi250x": {"mi250x", 0},
 	"mi300a": {"mi300a", 0}, "mi300x": {"mi300x", 0},
 }

@@ -91,8 +91,8 @@ func TestFamilyModel(t *testing.T) {
 		"config/train_gpt2.py":                        "gpt2",
 		"recipes/zephyr-7b-beta/sft/config_full.yaml": "zephyr-7b",
 		"ft-mistral-7b-run3":                          "mistral-7b",
-		"Llama-2-70b-chat":                            "llama-2-70b",
-		"mixtral_8x7b_instruct":                       "mixtral-8x7b",
+		"Llama-2-70b-chat":                            "llama-2-70b-chat",
+		"mixtral_8x7b_instruct":                       "mixtral-8x7b-instruct",
 		"resnet50_imagenet":                           "resnet50",
 		"myrun":                                       "",
 		"run-42":                                      "",
@@ -103,7 +103,7 @@ func TestFamilyModel(t *testing.T) {
 		"gpt3-1.3b-pretrain":                          "gpt3-1.3b",
 		"train_configs/smollm3B.toml":                 "smollm3b",
 		"llama-3.1-8b-RU-finetune":                    "llama-3.1-8b",
-		"config/Qwen2.5-VL-3B-Instruct.yaml":          "qwen2.5-vl-3b",
+		"config/Qwen2.5-VL-3B-Instruct.yaml":          "qwen2.5-vl-3b-instruct",
 		"tunalm/configs/1B_sft.yaml":                  "",
 		"bdc-1.0-100m":                                "bdc-1.0-100m",
 		// Detection and segmentation configs: architecture, backbone, neck.
@@ -125,4 +125,69 @@ func TestFamilyModel(t *testing.T) {
 			t.Errorf("familyModel(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestNamesSitesUse: the model, type and precision as sites' scripts spell
+// them outside the launch's own flags: the hub cache's directory, a gin
+// file, an accelerate config named for its precision, a GPU type given
+// alone or by its GeForce number, and job names that name a method, not a
+// model.
+func TestNamesSitesUse(t *testing.T) {
+	cases := map[string]struct {
+		script string
+		want   Features
+	}{
+		"a snapshot in the hub cache": {
+			script: sh(`#SBATCH --gres=gpu:1`,
+				`python embed.py --model $HOME/.cache/huggingface/hub/models--facebook--esm2_t33_650M_UR50D/snapshots/0123456789abcdef0123456789abcdef01234567/`),
+			want: Features{Launcher: "python", Program: "embed.py", Model: "facebook/esm2_t33_650m_ur50d", ModelFrom: "flag", GPUs: 1},
+		},
+		"a snapshot's hash alone is no model": {
+			script: sh(`python train.py --model /ckpt/0123456789abcdef0123456789abcdef01234567`),
+			want:   Features{Launcher: "python", Program: "train.py"},
+		},
+		"a gin file names the model": {
+			script: sh(`#SBATCH -J base_t5`, `#SBATCH --gpus=1`, `srun python finetune.py --gin t5x/gin/t5-large.gin`),
+			want: Features{Launcher: "srun", Program: "finetune.py", Model: "t5-large", ModelFrom: "config", GPUs: 1,
+				JobName: "base_t5"},
+		},
+		"accelerate's config named for its precision": {
+			script: sh(`#SBATCH --gres=gpu:2`, `accelerate launch --config_file cfg/fsdp_bf16.yaml train.py --model_name_or_path gpt2`),
+			want:   Features{Launcher: "accelerate", Program: "train.py", Model: "gpt2", ModelFrom: "flag", Precision: "bf16", GPUs: 2},
+		},
+		"a GPU type given alone": {
+			script: sh(`#SBATCH --gpus=a100-80`, `python train.py --model resnet50`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag", GPUs: 1,
+				GPUType: "a100-80"},
+		},
+		"a GeForce number as a feature": {
+			script: sh(`#SBATCH -C 2080ti`, `#SBATCH --gres=gpu:1`, `python train.py --model resnet18`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet18", ModelFrom: "flag", GPUs: 1, GPUType: "rtx2080ti"},
+		},
+		"a GeForce number as a partition": {
+			script: sh(`#SBATCH -p 4090`, `#SBATCH --gres=gpu:1`, `python train.py --model resnet18`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "resnet18", ModelFrom: "flag", GPUs: 1, GPUType: "rtx4090",
+				Partition: "4090"},
+		},
+		"a job named for its method and size": {
+			script: sh(`#SBATCH -J fsdp_13b`, `#SBATCH --gpus=8`, `srun bash run.sh`),
+			want:   Features{Launcher: "srun", Program: "run.sh", GPUs: 8, JobName: "fsdp_13b"},
+		},
+		"a job named for a family alone": {
+			script: sh(`#SBATCH -J mistral_sweep`, `#SBATCH --gpus=1`, `python train.py`),
+			want:   Features{Launcher: "python", Program: "train.py", GPUs: 1, JobName: "mistral_sweep"},
+		},
+		"a job named for a versioned model": {
+			script: sh(`#SBATCH -J train_sam2`, `#SBATCH --gpus=1`, `python train.py`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "sam2", ModelFrom: "job_name", GPUs: 1,
+				JobName: "train_sam2"},
+		},
+		"the job name sizes the config's family": {
+			script: sh(`#SBATCH -J Mistral-7B-Instruct_lr1e-5`, `#SBATCH --gres=gpu:4`,
+				`accelerate launch src/train.py configs/mistral_full_sft.yaml`),
+			want: Features{Launcher: "accelerate", Program: "train.py", Model: "mistral-7b-instruct", ModelFrom: "job_name", GPUs: 4,
+				JobName: "Mistral-7B-Instruct_lr1e-5"},
+		},
+	}
+	runFeatureCases(t, cases)
 }

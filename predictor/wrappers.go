@@ -267,6 +267,10 @@ func peel(words []string) launch {
 				if z := zeroFromName(v); z > 0 {
 					l.zero, l.zeroFrom = z, ln+" "+k+" "+v
 				}
+				if p := precisionFromName(v); p != "" && l.precision == "" {
+					// accelerate's ddp_bf16.yaml, deepspeed's ds_fp16.json
+					l.precision, l.precisionFrom = p, ln+" "+k+" "+v
+				}
 			}
 			if ln == "accelerate" && nk == "mixed_precision" || ln == "lightning" && nk == "precision" {
 				if l.precision = precisionValue(v); l.precision != "" {
