@@ -117,12 +117,15 @@ func (f *Features) atLine(line uint) {
 var (
 	modelFlags = set("model", "arch", "a", "model_name_or_path", "model_name", "model_id",
 		"pretrained_model_name_or_path", "model_type", "network", "net", "backbone", "model_path", "hf_model",
-		"init_from", "restore_from_path", "weights", "factory", "base_model", "pretrained", "hf_model_name")
+		"init_from", "restore_from_path", "weights", "factory", "base_model", "pretrained", "hf_model_name",
+		"bert_model", "pretrained_model", "model_checkpoint", "base_model_name_or_path", "model_name_or_dir",
+		"model_type_or_path")
 	batchFlags = set("batch_size", "b", "bs", "per_device_train_batch_size", "micro_batch_size",
 		"per_gpu_train_batch_size", "train_batch_size", "train_micro_batch_size_per_gpu", "mbs",
 		"batch", "batchsize", "train_bs", "micro_bs", "per_device_batch_size", "batch_size_training",
 		"batch_size_per_gpu", "per_gpu_batch_size", "micro_batch_size_per_gpu", "batch_size_per_device",
-		"bsz", "micro_bsz", "train_bsz", "local_batch_size", "device_train_microbatch_size")
+		"bsz", "micro_bsz", "train_bsz", "local_batch_size", "device_train_microbatch_size",
+		"local_micro_batch_size", "micro_train_batch_size", "batch_size_per_replica")
 	// evalBatchFlags give the batch of a job that only evaluates.
 	evalBatchFlags   = set("per_device_eval_batch_size", "eval_batch_size", "per_gpu_eval_batch_size")
 	globalBatchFlags = set("global_batch_size", "gbs", "global_bs", "total_batch_size")
@@ -229,8 +232,10 @@ func scriptFeatures(text string, sbatch []Option) Features {
 	// The job name names the model when the commands do not, or name it
 	// less well (a family word, a program's name, llama2 where the job says
 	// Llama-2-13b); a family word alone (qwen-lora, granite_ft) names none,
-	// where one with its version (train_pi0) does.
-	if m := familyModel(f.JobName); m != "" && !(bareFamily(m) && !strings.ContainsAny(m, "0123456789")) {
+	// where one with its version (train_pi0) does; a generation alone
+	// (qwen1.5, llama3.1) does not.
+	if m := familyModel(f.JobName); m != "" && !(bareFamily(m) && !strings.ContainsAny(m, "0123456789")) &&
+		!(strings.Contains(m, ".") && !strings.Contains(m, "-")) {
 		weak := f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" || bareFamily(f.Model)
 		if weak && (f.ModelFrom != "program" || hasSize(m) && !hasSize(f.Model)) || sizes(m, f.Model) {
 			f.Model, f.ModelFrom = m, "job_name"
@@ -609,6 +614,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 		default:
 			if m := configFileModel(a); m != "" && configModel == "" {
 				configModel, configFrom = m, a
+			} else if m := positionalHFModel(a); posModel == "" && m != "" {
+				// train.py meta-llama/Llama-3.2-1B-Instruct: a hub id alone.
+				posModel = m
 			} else if m := familyModel(a); posModel == "" && m != "" && !bareFamily(m) && !strings.Contains(a, "/") &&
 				(m == strings.ReplaceAll(strings.ToLower(a), "_", "-") || hasSize(m) && strings.HasPrefix(strings.ToLower(a), m)) {
 				// python bench.py train resnet56v1, run.sh qwen3-1.7b-sft_v2: a
@@ -663,7 +671,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 			continue
 		}
-		if p, ok := boolPrecision[nk]; ok && (!hasV || truthy(v)) {
+		if p, ok := boolPrecision[nk]; ok && hasV && !valuePrecision[nk] && precisionValue(v) != "" && !isBoolWord(v) {
+			// --amp bf16: the switch names its dtype.
+			f.Precision = precisionValue(v)
+			f.note("precision", k)
+			continue
+		} else if ok && (!hasV || truthy(v)) {
 			if nk == "tf32" && f.Precision != "" {
 				continue // TF32 matmuls beside --bf16 say nothing of the training precision
 			}
@@ -675,6 +688,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 			if hasV && !truthy(v) && !isBoolWord(v) {
 				i-- // the next word was a positional argument, not our value
 			}
+			continue
+		}
+		if p := dtypeSwitch(nk); p != "" && hasV && truthy(v) && f.Precision == "" {
+			// trainer.is_use_bf16=True, enable_fp16 true: a switch named for its dtype.
+			f.Precision = p
+			f.note("precision", k)
 			continue
 		}
 		if !hasV {
@@ -1338,10 +1357,58 @@ func normModel(v string) string {
 	if id := hubCacheID(v); id != "" {
 		return id
 	}
+	if d, ok := strings.CutPrefix(v, "res"); ok && isDigits(d) && len(d) <= 3 {
+		return "resnet" + d // res18, res50: how self-supervised code names its ResNets
+	}
 	if strings.Contains(v, "/") && !looksLikeHFName(v) {
 		v = path.Base(v)
 	}
 	return strings.TrimSuffix(v, weightsExt(v))
+}
+
+// dtypeSwitch reads the precision a switch's name turns on: a word of it
+// is bf16, fp16 or fp8 (is_use_bf16, enable_fp16, fp16_enabled), or "".
+func dtypeSwitch(nk string) string {
+	if strings.Contains(nk, "level") || strings.Contains(nk, "eval") {
+		return "" // --fp16_opt_level O1 is given without --fp16 too; eval is not training
+	}
+	for _, w := range strings.Split(nk, "_") {
+		switch w {
+		case "bf16", "bfloat16":
+			return "bf16"
+		case "fp16", "float16":
+			return "fp16"
+		case "fp8":
+			return "fp8"
+		}
+	}
+	return ""
+}
+
+// positionalHFModel reads a positional argument that is a Hugging Face
+// model id (org/name, the name a model's: a family or a size in it, no
+// file extension, the org no directory word): "facebook/esm2_t6_8m_ur50d",
+// or "".
+func positionalHFModel(a string) string {
+	if !looksLikeHFName(a) || unexpanded(a) {
+		return ""
+	}
+	org, name, _ := strings.Cut(strings.ToLower(a), "/")
+	if pathWords[org] || org == "" || name == "" || isConfigFile(a) || weightsExt(a) != "" {
+		return ""
+	}
+	switch path.Ext(name) {
+	case ".json", ".jsonl", ".txt", ".csv", ".tsv", ".parquet", ".py", ".sh", ".cfg", ".ini", ".toml", ".arrow", ".tar", ".gz", ".zip":
+		return ""
+	}
+	sized := false
+	for _, w := range strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		sized = sized || isSize(w)
+	}
+	if !sized && familyModel(name) == "" {
+		return ""
+	}
+	return org + "/" + name
 }
 
 // hubCacheID reads the model of a path into the Hugging Face hub's cache,
@@ -1404,11 +1471,17 @@ func programModel(program, workdir string) (model, kind, from string) {
 	}
 	stem := strings.ToLower(strings.TrimSuffix(path.Base(program), path.Ext(program)))
 	stem = strings.TrimPrefix(stem, "-m ")
+	module := ""
 	if i := strings.LastIndexByte(stem, '.'); i >= 0 {
+		module = strings.ReplaceAll(stem[:i], ".", "/")
 		stem = stem[i+1:]
 	}
 	if m := familyModel(stem); m != "" && !unexpanded(stem) && !bareFamily(m) {
 		// pretrain_gpt.py and resnet_main.py train a family, not a model.
+		return m, "program", "program " + program
+	}
+	if m := familyModel(module); m != "" && !unexpanded(module) && !bareFamily(m) {
+		// python -m src.model.faster_rcnn.scripts.train: the module's package names it.
 		return m, "program", "program " + program
 	}
 	if stem != "" && !genericPrograms[stem] && !strings.HasPrefix(stem, "train") && !strings.HasPrefix(stem, "main") &&

@@ -182,6 +182,37 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train.py", Model: "sam2", ModelFrom: "job_name", GPUs: 1,
 				JobName: "train_sam2"},
 		},
+		"a hub id alone, positional": {
+			script: sh(`#SBATCH --gres=gpu:1`, `./venv/bin/python score.py facebook/esm2_t12_35M_UR50D 16`),
+			want: Features{Launcher: "python", Program: "score.py", Model: "facebook/esm2_t12_35m_ur50d", ModelFrom: "flag",
+				GPUs: 1},
+		},
+		"a data file positional is no hub id": {
+			script: sh(`python train.py data/train.jsonl`),
+			want:   Features{Launcher: "python", Program: "train.py"},
+		},
+		"CSC's singularity_wrapper runs the launch": {
+			script: sh(`#SBATCH --gres=gpu:v100:4`, `srun singularity_wrapper exec python train.py --model resnet50 --amp bf16`),
+			want: Features{Launcher: "srun", Program: "train.py", Model: "resnet50", ModelFrom: "flag", Precision: "bf16", GPUs: 4,
+				GPUType: "v100"},
+		},
+		"a switch named for its dtype, and bert_model": {
+			script: sh(`python run_squad.py --bert_model bert-base-cased --train_batch_size 12 trainer.is_use_bf16=True`),
+			want: Features{Launcher: "python", Program: "run_squad.py", Model: "bert-base-cased", ModelFrom: "flag",
+				BatchSize: 12, Precision: "bf16"},
+		},
+		"res18 is a ResNet-18": {
+			script: sh(`python pirl.py --model-type res18 --local_micro_batch_size 32`),
+			want:   Features{Launcher: "python", Program: "pirl.py", Model: "resnet18", ModelFrom: "flag", BatchSize: 32},
+		},
+		"a module's package names the model": {
+			script: sh(`python -m src.models.mask_rcnn.train`),
+			want:   Features{Launcher: "python", Program: "-m src.models.mask_rcnn.train", Model: "mask-rcnn", ModelFrom: "program"},
+		},
+		"a job named for a generation alone": {
+			script: sh(`#SBATCH -J lora_qwen2.5`, `python train.py`),
+			want:   Features{Launcher: "python", Program: "train.py", JobName: "lora_qwen2.5"},
+		},
 		"the job name sizes the config's family": {
 			script: sh(`#SBATCH -J Mistral-7B-Instruct_lr1e-5`, `#SBATCH --gres=gpu:4`,
 				`accelerate launch src/train.py configs/mistral_full_sft.yaml`),

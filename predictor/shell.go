@@ -196,8 +196,10 @@ func (r *shellReader) stmt(s *syntax.Stmt) {
 		if wi, ok := c.Loop.(*syntax.WordIter); ok && wi.Name != nil {
 			items := r.fields(wi.Items)
 			v := shVar{unknown: true}
-			if len(items) > 0 && !unexpanded(items[0]) && len(wi.Items) > 0 {
-				// The first iteration stands for the loop.
+			if len(items) > 0 && !unexpanded(items[0]) && len(wi.Items) > 0 && allSame(items) {
+				// Every iteration runs with the one value; a loop over
+				// several (models, batch sizes) leaves it unknown, as
+				// branches that disagree do.
 				v = shVar{vals: items[:1]}
 			}
 			r.setVar(wi.Name.Value, v)
@@ -252,6 +254,15 @@ func (r *shellReader) stmt(s *syntax.Stmt) {
 	case *syntax.CoprocClause:
 		r.stmt(c.Stmt)
 	}
+}
+
+func allSame(ws []string) bool {
+	for _, w := range ws[1:] {
+		if w != ws[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // globMatch matches a case pattern (a100*, *v100*, [0-3]); a pattern it

@@ -93,6 +93,14 @@ func peel(words []string) launch {
 			i = skipOpts(words, i+2, containerSwitches, nil, true)
 			i++ // the image
 			continue
+		case "singularity_wrapper":
+			// CSC's wrapper: singularity exec with the image the loaded
+			// module names, so no image word.
+			if next != "exec" && next != "run" {
+				break
+			}
+			i = skipOpts(words, i+2, containerSwitches, nil, true)
+			continue
 		case "docker", "podman", "nvidia-docker":
 			if next != "run" && next != "exec" {
 				break
