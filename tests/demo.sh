@@ -10,6 +10,9 @@
 #   5. what augurd decided, and its metrics
 #   6. idle GPUs: a job holding two GPUs at 0% is warned and cancelled (this
 #      step runs its jobs, on the stand-in GPUs, for about half a minute)
+#   7. GPU out-of-memory recovery: a T4 job that dies at its card's ceiling is
+#      requeued onto an A100 and completes there (about two and a half
+#      minutes, most of it Slurm's own wait before a requeued job may start)
 #
 # Steps 1-5 submit every job held (-H), so nothing runs on the stand-in GPUs.
 # The cluster is left running at the end.
@@ -333,6 +336,52 @@ printf '%s$ augur job %s | grep live.idle_gpu%s\n' "$DIM" "$IDLE_JOB" "$RESET"
 printf '%s$ augur report | grep -A1 "Idle GPUs"%s\n' "$DIM" "$RESET"
 "$AUGUR" report 2>/dev/null | grep -A1 'Idle GPUs' | sed 's/^/    /' || true
 scancel "$BUSY_JOB"
+
+# ---------------------------------------------------------------- 7
+step "GPU out-of-memory recovery: requeued onto a larger GPU"
+say "A CUDA out-of-memory error is an exception in the job's own process: Slurm sees"
+say "only FAILED. With live.oom_recovery on, a failed job whose GPU held 95% of its"
+say "memory in its last 15 s is requeued held, its request moved to the smallest GPU"
+say "type of its partition and constraint that holds its peak plus a margin, and"
+say "released. Slurm keeps a requeued batch job back for CredExpire (120 s) before"
+say "it may start again, so this step takes about two and a half minutes."
+OOM_ENV=(AUGUR_LIVE_OOM_RECOVERY_ENABLED=true)
+say "    ${OOM_ENV[*]}"
+"$CLUSTER/augurd.sh" "$DIR" stop >/dev/null 2>&1
+env "${OOM_ENV[@]}" "$CLUSTER/augurd.sh" "$DIR" start >/dev/null 2>&1
+cat >oom.sh <<'EOF'
+#!/bin/bash
+#SBATCH --job-name=vit-l-finetune
+#SBATCH --requeue
+# The stand-in GPU shows the memory the job's environment names. The first
+# run fills its card and dies as a CUDA out-of-memory error does; the run
+# Augur requeues onto a larger card fits and completes.
+if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then
+	export AUGUR_FAKE_GPU_MEM_MIB=30000 AUGUR_FAKE_GPU_SM_UTIL=90
+	sleep 30
+	exit 0
+fi
+export AUGUR_FAKE_GPU_MEM_MIB=40000 AUGUR_FAKE_GPU_SM_UTIL=90
+sleep 8
+echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" >&2
+exit 1
+EOF
+OOM_JOB="$(sbatch --parsable --gres=gpu:t4:1 -o /dev/null oom.sh)"
+say "    job $OOM_JOB asks for --gres=gpu:t4:1; waiting for it to fail, be requeued and complete"
+show="" state="" restarts=0
+for ((i = 0; i < 240; i++)); do
+	show="$(scontrol show job -o "$OOM_JOB" 2>/dev/null || true)"
+	state="$(grep -o 'JobState=[A-Z]*' <<<"$show" || true)"
+	restarts="$(grep -o 'Restarts=[0-9]*' <<<"$show" | cut -d= -f2 || true)"
+	[[ "$state" == JobState=COMPLETED || ("$state" == JobState=FAILED && "${restarts:-0}" -gt 0) ]] && break
+	sleep 1
+done
+say "    $state Restarts=${restarts:-0} $(grep -o 'TresPerNode=[^ ]*' <<<"$show" || true)"
+say "    $(grep -o 'AdminComment=[^ ]*' <<<"$show" || true)"
+printf '%s$ augur job %s | grep -i -e oom -e out-of-memory%s\n' "$DIM" "$OOM_JOB" "$RESET"
+"$AUGUR" job "$OOM_JOB" 2>&1 | grep -i -e 'oom' -e 'out-of-memory' | sed 's/^/    /' || true
+printf '%s$ augur report | grep -A1 "out-of-memory recovery"%s\n' "$DIM" "$RESET"
+"$AUGUR" report 2>/dev/null | grep -A1 'out-of-memory recovery' | sed 's/^/    /' || true
 "$CLUSTER/augurd.sh" "$DIR" stop >/dev/null 2>&1
 "$CLUSTER/augurd.sh" "$DIR" start >/dev/null 2>&1
 
