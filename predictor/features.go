@@ -125,7 +125,8 @@ var (
 		"batch", "batchsize", "train_bs", "micro_bs", "per_device_batch_size", "batch_size_training",
 		"batch_size_per_gpu", "per_gpu_batch_size", "micro_batch_size_per_gpu", "batch_size_per_device",
 		"bsz", "micro_bsz", "train_bsz", "local_batch_size", "device_train_microbatch_size",
-		"local_micro_batch_size", "micro_train_batch_size", "batch_size_per_replica")
+		"local_micro_batch_size", "micro_train_batch_size", "batch_size_per_replica",
+		"max_sentences") // fairseq's sentences per GPU
 	// evalBatchFlags give the batch of a job that only evaluates.
 	evalBatchFlags   = set("per_device_eval_batch_size", "eval_batch_size", "per_gpu_eval_batch_size")
 	globalBatchFlags = set("global_batch_size", "gbs", "global_bs", "total_batch_size")
@@ -147,7 +148,7 @@ var (
 	boolPrecision = map[string]string{"fp16": "fp16", "bf16": "bf16", "amp": "amp", "half": "fp16",
 		"use_amp": "amp", "mixed_precision": "amp", "use_fp16": "fp16", "use_bf16": "bf16", "fp8": "fp8",
 		"apex": "amp", "bf16_full_eval": "bf16", "tf32": "fp32", "bfloat16": "bf16", "pure_bf16": "bf16",
-		"use_bfloat16": "bf16", "float16": "fp16"}
+		"use_bfloat16": "bf16", "float16": "fp16", "memory_efficient_fp16": "fp16", "memory_efficient_bf16": "bf16"}
 	valuePrecision = set("precision", "mixed_precision", "dtype", "torch_dtype", "amp_dtype", "policy",
 		"dtype_policy", "mixed_precision_dtype", "compute_dtype", "param_dtype")
 	// listFlags carry several key=value settings, comma-separated.
@@ -595,9 +596,11 @@ func argFeatures(f Features, args []string, l launch) Features {
 	fp8, fp8From := false, "" // FP8 with --bf16 beside it trains in FP8
 	evalBatch, evalBatchFrom := 0.0, ""
 	configModel, configFrom := "", ""
-	flavor, flavorFrom := "", "" // torchtitan's --model.flavor 8B sizes --model.name llama3
-	hfModel, hfFrom := "", ""    // an HF model id under another flag (--base, --tokenizer)
-	posModel := ""               // a positional argument that is a model's name and nothing else
+	flavor, flavorFrom := "", ""    // torchtitan's --model.flavor 8B sizes --model.name llama3
+	hfModel, hfFrom := "", ""       // an HF model id under another flag (--base, --tokenizer)
+	posModel := ""                  // a positional argument that is a model's name and nothing else
+	otherModel, otherFrom := "", "" // a model's name alone under a flag no reader knows (--resnet_type resnet18)
+	outModel, outFrom := "", ""     // a sized model named by the output directory (--output ckpt/lora-qwen3vl-2b)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		var k, v string
@@ -675,6 +678,13 @@ func argFeatures(f Features, args []string, l launch) Features {
 			// --amp bf16: the switch names its dtype.
 			f.Precision = precisionValue(v)
 			f.note("precision", k)
+			continue
+		} else if ok && hasV && isBoolWord(v) && !truthy(v) && (p == "fp16" || p == "bf16" || p == "amp") {
+			if f.Precision == "" {
+				// --fp16 false: the script turns mixed precision off.
+				f.Precision = "fp32"
+				f.note("precision", k+" "+v)
+			}
 			continue
 		} else if ok && (!hasV || truthy(v)) {
 			if nk == "tf32" && f.Precision != "" {
@@ -831,6 +841,15 @@ func argFeatures(f Features, args []string, l launch) Features {
 			procs, procsFrom = int(num), k
 		case nk == "num_nodes" && isNum && nodes == 0:
 			nodes, nodesFrom = int(num), k
+		case runVarying[nk] && outModel == "":
+			if m := familyModel(path.Base(v)); m != "" && hasSize(m) {
+				outModel, outFrom = m, k
+			}
+		case otherModel == "" && !dataFlag(nk) && !isNum && !strings.Contains(v, "/") && !strings.Contains(nk, "token") &&
+			!strings.Contains(nk, "bpe") && !strings.Contains(nk, "vocab") && !strings.Contains(nk, "teacher"):
+			if m := familyModel(v); m != "" && !bareFamily(m) && m == strings.ReplaceAll(strings.ToLower(v), "_", "-") {
+				otherModel, otherFrom = m, k
+			}
 		}
 	}
 	if f.BatchSize == 0 && evalBatch > 0 {
@@ -856,6 +875,15 @@ func argFeatures(f Features, args []string, l launch) Features {
 	if f.Model == "" && posModel != "" {
 		f.Model, f.ModelFrom = posModel, "flag"
 		f.note("model", "argument "+posModel)
+	}
+	if f.Model == "" && otherModel != "" {
+		f.Model, f.ModelFrom = otherModel, "flag"
+		f.note("model", otherFrom)
+	}
+	if f.Model == "" && outModel != "" {
+		// Where the run is written says what it trains, but is no claim.
+		f.Model, f.ModelFrom = outModel, "path"
+		f.note("model", outFrom)
 	}
 	if isSize(flavor) && f.ModelFrom == "flag" && !strings.Contains(f.Model, "/") && !hasSize(f.Model) {
 		f.Model += "-" + flavor
@@ -997,8 +1025,10 @@ func validModel(m string) bool {
 		strings.ContainsAny(m, "{}<>%") { // a template's hole: {model}, <MODEL>, %(model)s
 		return false
 	}
-	// A checkpoint directory's own name says nothing: .../checkpoint-500, out/final.
-	if base := path.Base(m); !strings.Contains(m, "/") || !looksLikeHFName(m) {
+	// A checkpoint directory's own name says nothing: .../checkpoint-500,
+	// out/final, checkpoints/best (a directory word is no hub org).
+	org, _, _ := strings.Cut(m, "/")
+	if base := path.Base(m); !strings.Contains(m, "/") || !looksLikeHFName(m) || pathWords[org] {
 		for _, p := range []string{"checkpoint", "ckpt", "output", "final", "best", "last", "latest", "step_", "epoch_", "global_step"} {
 			if strings.HasPrefix(base, p) {
 				return false
@@ -1032,7 +1062,8 @@ var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "ph
 	"jais", "llava", "blip", "dinov2", "dino", "wav2vec2", "hubert", "wavlm", "conformer", "detr", "segformer",
 	"mask2former", "electra", "xlnet", "albert", "distilbert", "densenet", "vgg", "mobilenet", "regnet", "deit",
 	"beit", "siglip", "olmoe", "dbrx", "rwkv", "mamba", "bloomz", "flan", "ernie", "minicpm", "idefics", "pixtral",
-	"yolo", "sam2", "stable-diffusion", "pi0"}
+	"yolo", "sam2", "stable-diffusion", "pi0", "blenderbot", "pegasus", "mbart", "marian", "longformer", "bigbird",
+	"esm2", "videomae", "swinv2", "wrn"}
 
 // familyModel reads a model from a name that mentions one: a config file
 // ("configs/llama2-7b.yaml", "examples/train_lora/llama3_lora_sft.yaml",
@@ -1123,7 +1154,7 @@ func bareFamily(m string) bool {
 // modelKinds name a kind of model within a family, before its size
 // (qwen2.5-vl-3b).
 var (
-	modelKinds = set("vl", "coder", "math", "code", "vision", "moe", "audio", "omni", "chat")
+	modelKinds = set("vl", "coder", "math", "code", "vision", "moe", "audio", "omni", "chat", "neo", "neox", "j")
 	// tunedKinds name a family's released fine-tune, after its size: a
 	// person names llama-2-13b-chat, not llama-2-13b.
 	tunedKinds = set("chat", "instruct", "it")
@@ -1177,7 +1208,9 @@ func sizes(sized, bare string) bool {
 	if bare == "" || sized == bare || !strings.HasPrefix(squashModel(sized), squashModel(bare)) || familyModel(bare) != bare {
 		return false
 	}
-	return hasSize(sized) && !hasSize(bare) || bareFamily(bare) && strings.HasPrefix(sized, bare+"-")
+	// A family word, or a family and its version alone (gpt2, llama2), is
+	// sized by a variant too: gpt2-large.
+	return hasSize(sized) && !hasSize(bare) || (bareFamily(bare) || !strings.Contains(bare, "-")) && strings.HasPrefix(sized, bare+"-")
 }
 
 // squashModel drops the separators that spellings of one model differ in:
@@ -1360,8 +1393,8 @@ func normModel(v string) string {
 	if d, ok := strings.CutPrefix(v, "res"); ok && isDigits(d) && len(d) <= 3 {
 		return "resnet" + d // res18, res50: how self-supervised code names its ResNets
 	}
-	if strings.Contains(v, "/") && !looksLikeHFName(v) {
-		v = path.Base(v)
+	if org, _, _ := strings.Cut(v, "/"); strings.Contains(v, "/") && (!looksLikeHFName(v) || pathWords[org]) {
+		v = path.Base(v) // a local path, models/llama-2-7b-hf among them
 	}
 	return strings.TrimSuffix(v, weightsExt(v))
 }

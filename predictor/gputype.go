@@ -73,7 +73,7 @@ var gpuSpellings = map[string]GPUName{
 	"v100": {"v100", 0}, "volta": {"v100", 0}, "v100s": {"v100", 32}, "v100l": {"v100", 32},
 	"p100": {"p100", 0}, "p40": {"p40", 0},
 	"k40": {"k40", 0}, "k80": {"k80", 0}, "m40": {"m40", 0}, "m60": {"m60", 0},
-	"rtx6000": {"rtx6000", 0}, "rtx8000": {"rtx8000", 0},
+	"rtx6000": {"rtx6000", 0}, "rtx8000": {"rtx8000", 0}, "rtx6k": {"rtx6000", 0}, "rtx8k": {"rtx8000", 0},
 	"titanrtx": {"titanrtx", 0}, "titanv": {"titanv", 0}, "titanx": {"titanx", 0}, "titanxp": {"titanxp", 0},
 	"gtx1080": {"gtx1080", 0}, "gtx1080ti": {"gtx1080ti", 0},
 	"rtx2080": {"rtx2080", 0}, "rtx2080ti": {"rtx2080ti", 0},

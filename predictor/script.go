@@ -100,12 +100,12 @@ func scriptLines(text string) iter.Seq[string] {
 	}
 }
 
+// parseSbatch reads the options of one #SBATCH line as sbatch does:
+// arguments split at blanks, single or double quotes group one (the quotes
+// dropped: --gpus-per-node="a40:8" is a40:8), a backslash takes the next
+// character as it is, and an unquoted # ends the line.
 func parseSbatch(rest string) []Option {
-	// Options end at the first comment character outside the option itself.
-	if i := strings.Index(rest, " #"); i >= 0 {
-		rest = rest[:i]
-	}
-	fields := strings.Fields(rest)
+	fields := sbatchArgs(rest)
 	var out []Option
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
@@ -124,6 +124,49 @@ func parseSbatch(rest string) []Option {
 		out = append(out, Option{Key: f})
 	}
 	return out
+}
+
+// sbatchArgs splits the rest of an #SBATCH line into its arguments (see
+// parseSbatch). A quote left open groups the rest of the line, where
+// sbatch would refuse the script: the job is read as far as it goes.
+func sbatchArgs(rest string) []string {
+	var args []string
+	var b strings.Builder
+	in, quote, escaped := false, byte(0), false
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		switch {
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped, in = true, true
+			continue
+		case quote != 0:
+			if c == quote {
+				quote = 0
+				continue
+			}
+		case c == '"' || c == '\'':
+			quote, in = c, true
+			continue
+		case c == '#':
+			i = len(rest) // a comment: the line ends here
+			continue
+		case asciiSpace(c):
+			if in {
+				args = append(args, b.String())
+				b.Reset()
+				in = false
+			}
+			continue
+		}
+		b.WriteByte(c)
+		in = true
+	}
+	if in {
+		args = append(args, b.String())
+	}
+	return args
 }
 
 // abstract is a line as signatures see it (see abstractWord), words

@@ -180,3 +180,21 @@ func BenchmarkParseScript(b *testing.B) {
 		ParseScript(trainScript)
 	}
 }
+
+// TestSbatchArgs: #SBATCH lines split as sbatch splits them.
+func TestSbatchArgs(t *testing.T) {
+	for in, want := range map[string][]string{
+		` --gpus-per-node="a40:8"`:          {"--gpus-per-node=a40:8"},
+		` -J "two words" -p gpu`:            {"-J", "two words", "-p", "gpu"},
+		` --partition='kira-lab' # the lab`: {"--partition=kira-lab"},
+		` --gres=gpu:4#per node`:            {"--gres=gpu:4"},
+		` --comment="a # inside quotes"`:    {"--comment=a # inside quotes"},
+		` --job-name=a\ b`:                  {"--job-name=a b"},
+		` --comment="open quote`:            {"--comment=open quote"},
+		`   `:                               nil,
+	} {
+		if diff := cmp.Diff(want, sbatchArgs(in)); diff != "" {
+			t.Errorf("sbatchArgs(%q) (-want +got):\n%s", in, diff)
+		}
+	}
+}

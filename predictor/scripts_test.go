@@ -213,6 +213,49 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH -J lora_qwen2.5`, `python train.py`),
 			want:   Features{Launcher: "python", Program: "train.py", JobName: "lora_qwen2.5"},
 		},
+		"a quoted #SBATCH value": {
+			script: sh(`#SBATCH --gpus-per-node="a40:8"`, `#SBATCH --partition="lab"`, `python train.py --model resnet50`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag", GPUs: 8, GPUType: "a40",
+				Partition: "lab"},
+		},
+		"fairseq found with which": {
+			script: sh(`#SBATCH --gres=gpu:4`, `MAX_SENTENCES=8`,
+				`$(which fairseq-train) data-bin --arch roberta_large --max-sentences $MAX_SENTENCES --memory-efficient-fp16`),
+			want: Features{Launcher: "python", Program: "fairseq-train", Model: "roberta_large", ModelFrom: "flag", BatchSize: 8,
+				Precision: "fp16", GPUs: 4},
+		},
+		"mixed precision turned off": {
+			script: sh(`#SBATCH -J FT-Pegasus-Large-news`, `python train.py --train_batch_size 16 --fp16 false`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "pegasus-large", ModelFrom: "job_name", BatchSize: 16,
+				Precision: "fp32", JobName: "FT-Pegasus-Large-news"},
+		},
+		"a hub id of a family's kind under a flag no reader knows": {
+			script: sh(`#SBATCH -p gpu-rtx6k`, `#SBATCH --gpus=1`, `python extract.py --hf_name 'EleutherAI/gpt-neo-125m'`),
+			want: Features{Launcher: "python", Program: "extract.py", Model: "eleutherai/gpt-neo-125m", ModelFrom: "flag", GPUs: 1,
+				GPUType: "rtx6000", Partition: "gpu-rtx6k"},
+		},
+		"a checkpoint directory is no hub id": {
+			script: sh(`python finetune.py --pretrained checkpoints/best`),
+			want:   Features{Launcher: "python", Program: "finetune.py"},
+		},
+		"a wrapper script that runs its arguments": {
+			script: sh(`#SBATCH --gres=gpu:2`, `srun /bin/bash run-in-container.bash /bin/bash -c 'python -u src/main.py --model="vit_base_patch16_224" --batch-size=64'`),
+			want: Features{Launcher: "srun", Program: "main.py", Model: "vit_base_patch16_224", ModelFrom: "flag", BatchSize: 64,
+				GPUs: 2},
+		},
+		"a model's name under a flag no reader knows": {
+			script: sh(`python src/main.py --resnet_type=resnet34 --tokenizer gpt2 --batch_size=256`),
+			want:   Features{Launcher: "python", Program: "main.py", Model: "resnet34", ModelFrom: "flag", BatchSize: 256},
+		},
+		"the output directory names a sized model, as a path": {
+			script: sh(`python scripts/train_lora.py --output checkpoints/lora-mistral-7b --batch-size 1`),
+			want:   Features{Launcher: "python", Program: "train_lora.py", Model: "mistral-7b", ModelFrom: "path", BatchSize: 1},
+		},
+		"the job name gives the variant of the flag's model": {
+			script: sh(`#SBATCH --job-name=gpt2-large`, `python run.py +models=gpt2 data.batch_size=4`),
+			want: Features{Launcher: "python", Program: "run.py", Model: "gpt2-large", ModelFrom: "job_name", BatchSize: 4,
+				JobName: "gpt2-large"},
+		},
 		"the job name sizes the config's family": {
 			script: sh(`#SBATCH -J Mistral-7B-Instruct_lr1e-5`, `#SBATCH --gres=gpu:4`,
 				`accelerate launch src/train.py configs/mistral_full_sft.yaml`),

@@ -918,6 +918,10 @@ func (r *shellReader) parts(ps []syntax.WordPart, b *strings.Builder, hdoc bool)
 		case *syntax.ParamExp:
 			b.WriteString(r.param(p))
 		case *syntax.CmdSubst:
+			if prog, ok := r.whichProgram(p.Stmts); ok {
+				b.WriteString(prog) // $(which fairseq-train): the program's own name
+				continue
+			}
 			// What runs inside is read as commands; its output is unknown.
 			r.subshell(func() { r.stmts(p.Stmts) })
 			b.WriteString("$(...)")
@@ -933,6 +937,29 @@ func (r *shellReader) parts(ps []syntax.WordPart, b *strings.Builder, hdoc bool)
 			b.WriteString("$(...)")
 		}
 	}
+}
+
+// whichProgram reads $(which NAME) and $(command -v NAME), which print
+// where the program NAME is: the word stands for NAME.
+func (r *shellReader) whichProgram(ss []*syntax.Stmt) (string, bool) {
+	if len(ss) != 1 || ss[0].Background || len(ss[0].Redirs) > 0 {
+		return "", false
+	}
+	c, ok := ss[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Assigns) > 0 {
+		return "", false
+	}
+	words := r.fields(c.Args)
+	switch {
+	case len(words) == 2 && words[0] == "which",
+		len(words) == 3 && words[0] == "command" && words[1] == "-v":
+		prog := words[len(words)-1]
+		if prog == "" || unexpanded(prog) || strings.HasPrefix(prog, "-") {
+			return "", false
+		}
+		return prog, true
+	}
+	return "", false
 }
 
 // unescape removes the backslashes of an unquoted literal ("a\ b", "\$").

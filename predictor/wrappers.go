@@ -63,6 +63,13 @@ func peel(words []string) launch {
 		if i+1 < len(words) {
 			next = words[i+1]
 		}
+		if isShellName(base) && i+2 < len(words) && !strings.HasPrefix(next, "-") &&
+			(isShellName(path.Base(words[i+2])) || launchAhead(words[i+2:i+3])) {
+			// bash run-singularity.bash /bin/bash -c '...': a wrapper
+			// script that runs the command it is given.
+			i += 2
+			continue
+		}
 		switch base {
 		case "time", "nohup", "exec", "command", "builtin", "unbuffer", "catchsegv", "sudo":
 			i = skipOpts(words, i+1, nil, nil, false)
