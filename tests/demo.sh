@@ -344,7 +344,8 @@ say "only FAILED. With live.oom_recovery on, a failed job whose GPU held 95% of 
 say "memory in its last 15 s is requeued held, its request moved to the smallest GPU"
 say "type of its partition and constraint that holds its peak plus a margin, and"
 say "released. Slurm keeps a requeued batch job back for CredExpire (120 s) before"
-say "it may start again, so this step takes about two and a half minutes."
+say "it may start again, so this step takes about two and a half minutes. (The"
+say "stand-in GPUs all report 40 GiB, so here a T4 is full at 40 GiB.)"
 OOM_ENV=(AUGUR_LIVE_OOM_RECOVERY_ENABLED=true)
 say "    ${OOM_ENV[*]}"
 "$CLUSTER/augurd.sh" "$DIR" stop >/dev/null 2>&1
@@ -376,8 +377,13 @@ for ((i = 0; i < 240; i++)); do
 	[[ "$state" == JobState=COMPLETED || ("$state" == JobState=FAILED && "${restarts:-0}" -gt 0) ]] && break
 	sleep 1
 done
-say "    $state Restarts=${restarts:-0} $(grep -o 'TresPerNode=[^ ]*' <<<"$show" || true)"
-say "    $(grep -o 'AdminComment=[^ ]*' <<<"$show" || true)"
+printf '%s$ scontrol show job %s | grep -E "JobState|Restarts|AdminComment|TresPerNode"%s\n' "$DIM" "$OOM_JOB" "$RESET"
+scontrol show job "$OOM_JOB" | grep -E 'JobState|Restarts|AdminComment|TresPerNode' | sed 's/^ */    /' || true
+# The report counts the run that completed once its node's report is in.
+for ((i = 0; i < 30; i++)); do
+	"$AUGUR" report 2>/dev/null | grep -A1 'out-of-memory recovery' | grep -q ', 0 of them completed' || break
+	sleep 1
+done
 printf '%s$ augur job %s | grep -i -e oom -e out-of-memory%s\n' "$DIM" "$OOM_JOB" "$RESET"
 "$AUGUR" job "$OOM_JOB" 2>&1 | grep -i -e 'oom' -e 'out-of-memory' | sed 's/^/    /' || true
 printf '%s$ augur report | grep -A1 "out-of-memory recovery"%s\n' "$DIM" "$RESET"

@@ -261,12 +261,12 @@ func WriteHTML(w io.Writer, s *Summary, loc *time.Location) error {
 	p("<h2>GPU time</h2>\n<p>%.1f GPU-hours allocated, %.1f used (mean SM utilisation %.0f%%). Idle jobs (under 5%% utilisation): %d, %.1f GPU-hours. Oversized multi-GPU jobs: %d, %.1f GPU-hours on GPUs they did not need.</p>\n",
 		wst.AllocGPUHours, wst.UsedGPUHours, pct(wst.UsedGPUHours, wst.AllocGPUHours), wst.IdleJobs, wst.IdleGPUHours, wst.OversizedJobs, wst.OversizedGPUHours)
 	if o := s.OOMRecovery; o != nil {
-		p("<p>GPU out-of-memory recovery (live.oom_recovery): %d jobs requeued onto a larger GPU type, %d of them completed there (%.1f GPU-hours of finished work); %d planned only (dry run), %d failed.</p>\n",
-			o.Requeued, o.Completed, o.CompletedGPUHours, o.DryRun, o.Failed)
+		p("<p>GPU out-of-memory recovery (live.oom_recovery): %d jobs requeued onto a larger GPU type, %d of them completed there (%s GPU-hours of finished work); %d planned only (dry run), %d failed.</p>\n",
+			o.Requeued, o.Completed, GPUHours(o.CompletedGPUHours), o.DryRun, o.Failed)
 	}
 	if g := s.IdleGPU; g != nil {
-		p("<p>Idle GPUs (live.idle_gpu): %d running jobs flagged, %d warned of a cancel, %d cancelled (%.1f GPU-hours of their time limits freed, at most); %d actions planned only (dry run: %.1f GPU-hours), %d failed.</p>\n",
-			g.Flagged+g.Warned, g.Warned, g.Cancelled, g.FreedGPUHours, g.DryRun, g.DryRunGPUHours, g.Failed)
+		p("<p>Idle GPUs (live.idle_gpu): %d running jobs flagged, %d warned of a cancel, %d cancelled (%s GPU-hours of their time limits freed, at most); %d actions planned only (dry run: %s GPU-hours), %d failed.</p>\n",
+			g.Flagged+g.Warned, g.Warned, g.Cancelled, GPUHours(g.FreedGPUHours), g.DryRun, GPUHours(g.DryRunGPUHours), g.Failed)
 	}
 	if c := utilChart(s.Utilisation, loc); c != "" {
 		p("<figure>%s<figcaption>GPUs allocated and used (allocation weighted by SM utilisation), mean over each step.</figcaption></figure>\n", c)

@@ -133,13 +133,13 @@ func WriteText(w io.Writer, s *Summary, loc *time.Location) error {
 	}
 	if o := s.OOMRecovery; o != nil {
 		p("GPU out-of-memory recovery (live.oom_recovery)\n")
-		p("  %d jobs requeued onto a larger GPU type, %d of them completed there (%.1f GPU-hours of finished work); %d planned only (dry run), %d failed\n",
-			o.Requeued, o.Completed, o.CompletedGPUHours, o.DryRun, o.Failed)
+		p("  %d jobs requeued onto a larger GPU type, %d of them completed there (%s GPU-hours of finished work); %d planned only (dry run), %d failed\n",
+			o.Requeued, o.Completed, GPUHours(o.CompletedGPUHours), o.DryRun, o.Failed)
 	}
 	if g := s.IdleGPU; g != nil {
 		p("Idle GPUs (live.idle_gpu)\n")
-		p("  %d running jobs flagged, %d warned of a cancel, %d cancelled (%.1f GPU-hours of their time limits freed, at most); %d actions planned only (dry run: %.1f GPU-hours), %d failed\n",
-			g.Flagged+g.Warned, g.Warned, g.Cancelled, g.FreedGPUHours, g.DryRun, g.DryRunGPUHours, g.Failed)
+		p("  %d running jobs flagged, %d warned of a cancel, %d cancelled (%s GPU-hours of their time limits freed, at most); %d actions planned only (dry run: %s GPU-hours), %d failed\n",
+			g.Flagged+g.Warned, g.Warned, g.Cancelled, GPUHours(g.FreedGPUHours), g.DryRun, GPUHours(g.DryRunGPUHours), g.Failed)
 	}
 	return ew.err
 }

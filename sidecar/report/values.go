@@ -12,6 +12,15 @@ import (
 // ErrSyntax is wrapped by the parsers of sacct-style arguments.
 var ErrSyntax = errors.New("syntax error")
 
+// GPUHours prints GPU-hours to a tenth, or, below a tenth, to two
+// significant digits, so that a few minutes of one GPU do not read as none.
+func GPUHours(h float64) string {
+	if h > 0 && h < 0.1 {
+		return strconv.FormatFloat(h, 'g', 2, 64)
+	}
+	return strconv.FormatFloat(h, 'f', 1, 64)
+}
+
 // Elapsed formats seconds as sacct does: [D-]HH:MM:SS.
 func Elapsed(sec float64) string {
 	if sec < 0 || math.IsNaN(sec) {

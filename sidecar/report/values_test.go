@@ -227,3 +227,11 @@ func FuzzParseStates(f *testing.F) {
 		}
 	})
 }
+
+func TestGPUHours(t *testing.T) {
+	for h, want := range map[float64]string{0: "0.0", 0.0083: "0.0083", 0.05: "0.05", 0.1: "0.1", 2: "2.0", 12.34: "12.3"} {
+		if got := GPUHours(h); got != want {
+			t.Errorf("GPUHours(%v) = %q, want %q", h, got, want)
+		}
+	}
+}
