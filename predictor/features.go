@@ -1039,7 +1039,8 @@ func validModel(m string) bool {
 			return false
 		}
 	}
-	for _, ext := range []string{".sif", ".sqsh", ".simg", ".img", ".sh", ".yaml", ".yml", ".json"} {
+	for _, ext := range []string{".sif", ".sqsh", ".simg", ".img", ".sh", ".yaml", ".yml", ".json", ".txt", ".csv", ".tsv",
+		".jsonl", ".vocab", ".model", ".spm", ".bpe", ".tar", ".gz", ".zip"} {
 		if strings.HasSuffix(m, ext) {
 			return false
 		}

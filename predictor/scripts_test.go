@@ -234,6 +234,10 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "extract.py", Model: "eleutherai/gpt-neo-125m", ModelFrom: "flag", GPUs: 1,
 				GPUType: "rtx6000", Partition: "gpu-rtx6k"},
 		},
+		"a tokenizer's data file is no model": {
+			script: sh(`python pretrain_gpt.py --merge-file data/gpt2-merges.txt --vocab-file data/gpt2-vocab.json`),
+			want:   Features{Launcher: "python", Program: "pretrain_gpt.py", Model: "pretrain_gpt", ModelFrom: "path"},
+		},
 		"a checkpoint directory is no hub id": {
 			script: sh(`python finetune.py --pretrained checkpoints/best`),
 			want:   Features{Launcher: "python", Program: "finetune.py"},
