@@ -158,6 +158,10 @@ func (s *OutcomeServer) handle(ctx context.Context, from net.Addr, cred string) 
 		s.Log.Info("job report of another node merged", "job_id", r.JobID, "node", r.Node, "from", from.String(),
 			"peak_gpu_mem_mib", r.PeakMiB(), "gpus", len(r.GPUs), "oom_suspect", r.OOMSuspect)
 		return outcome.Ack{JobID: r.JobID, Status: outcome.Stored}
+	case store.PutRerun:
+		// A later run of a requeued job: its outcome is this run's now, and
+		// is counted and compared with its prediction as a job's first.
+		s.Log.Info("job report of a later run replaces the earlier run's", "job_id", r.JobID, "node", r.Node)
 	}
 	s.Metrics.Outcomes.WithLabelValues(string(metrics.OutcomeStored)).Inc()
 	s.Metrics.OutcomeLag.Observe(now.Sub(r.End).Seconds())

@@ -207,13 +207,46 @@ func ParseGPUs(s string) ([]int, error) {
 	return out, nil
 }
 
-// StartJob records a job the Prolog announced. Announcing it again (a
-// re-run Prolog, or the agent and the Prolog both writing it) is harmless.
+// StartJob records a job the Prolog announced. Announcing it again while
+// it runs (a re-run Prolog) is harmless. A Prolog for a job this node saw
+// end is a later run of it (Slurm requeued it): the job runs again from
+// this start, its earlier run's samples go, and so does its delivered
+// report, so that the later run's report is sent in its turn. (A report of
+// the earlier run not delivered yet is kept, and is the one sent.)
 func (s *Store) StartJob(ctx context.Context, j Job) error {
-	_, err := s.db.ExecContext(ctx, `
-INSERT INTO jobs (job_id, user_id, gpus, started_ns, state) VALUES (?, ?, ?, ?, 'running')
-ON CONFLICT (job_id) DO NOTHING`, int64(j.JobID), j.UserID, FormatGPUs(j.GPUs), ns(j.Started))
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
+		return fmt.Errorf("nodestore: start job %d: %w", j.JobID, err)
+	}
+	defer tx.Rollback()
+	var state string
+	var endedNs int64
+	switch err := tx.QueryRowContext(ctx, `SELECT state, ended_ns FROM jobs WHERE job_id = ?`, int64(j.JobID)).Scan(&state, &endedNs); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (job_id, user_id, gpus, started_ns, state) VALUES (?, ?, ?, ?, 'running')`,
+			int64(j.JobID), j.UserID, FormatGPUs(j.GPUs), ns(j.Started)); err != nil {
+			return fmt.Errorf("nodestore: start job %d: %w", j.JobID, err)
+		}
+	case err != nil:
+		return fmt.Errorf("nodestore: start job %d: %w", j.JobID, err)
+	case state == "ended" && ns(j.Started) >= endedNs:
+		for _, q := range []string{
+			`DELETE FROM samples WHERE job_id = ?`,
+			`DELETE FROM outbox WHERE job_id = ? AND delivered_ns > 0`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, int64(j.JobID)); err != nil {
+				return fmt.Errorf("nodestore: start job %d again: %w", j.JobID, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `
+UPDATE jobs SET user_id = ?, gpus = ?, started_ns = ?, ended_ns = 0, state = 'running', exit_state = '', exit_code = 0,
+	finalized = '' WHERE job_id = ?`, j.UserID, FormatGPUs(j.GPUs), ns(j.Started), int64(j.JobID)); err != nil {
+			return fmt.Errorf("nodestore: start job %d again: %w", j.JobID, err)
+		}
+	default:
+		return nil // running already: the same run announced again
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("nodestore: start job %d: %w", j.JobID, err)
 	}
 	return nil

@@ -422,3 +422,54 @@ func FuzzParseGPUs(f *testing.F) {
 		}
 	})
 }
+
+// TestRequeuedJobRunsAgain: a Prolog for a job this node saw end is its
+// later run (Slurm requeued it): the job runs again from the new start,
+// the earlier run's samples go, and so does its delivered report, so the
+// later run's report is queued and sent in its turn.
+func TestRequeuedJobRunsAgain(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	startJob(t, s, 1, 0)
+	if err := s.AddSamples(ctx, nil, []Sample{sampleAt(5, 1, 40000, 90, 200)}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.EndJob(ctx, 1, t0.Add(8*time.Second), "FAILED", 1, "epilog"); err != nil || !ok {
+		t.Fatalf("EndJob = %v, %v", ok, err)
+	}
+	if err := s.Enqueue(ctx, 1, []byte(`{"run":1}`), t0.Add(9*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delivered(ctx, 1, t0.Add(10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	later := t0.Add(130 * time.Second)
+	if err := s.StartJob(ctx, Job{JobID: 1, UserID: 1000, GPUs: []int{1}, Started: later}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Job(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Job{JobID: 1, UserID: 1000, GPUs: []int{1}, Started: later, Running: true}
+	if d := cmp.Diff(want, got, cmpopts.EquateApproxTime(0)); d != "" {
+		t.Errorf("the later run (-want +got):\n%s", d)
+	}
+	if sums, err := s.Summary(ctx, 1); err != nil || len(sums) != 0 {
+		t.Errorf("the earlier run's samples are still there: %+v, %v", sums, err)
+	}
+	if err := s.Enqueue(ctx, 1, []byte(`{"run":2}`), later.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	due, err := s.Due(ctx, later.Add(time.Hour), 10)
+	if err != nil || len(due) != 1 || string(due[0].Report) != `{"run":2}` {
+		t.Errorf("due after the later run = %+v, %v; want the later run's report", due, err)
+	}
+	// The same run announced again changes nothing.
+	if err := s.StartJob(ctx, Job{JobID: 1, UserID: 1000, GPUs: []int{1}, Started: later.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Job(ctx, 1); !got.Started.Equal(later) {
+		t.Errorf("a second Prolog of the same run moved its start to %s", got.Started)
+	}
+}

@@ -274,6 +274,9 @@ func open(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 		{&s.writes.orphan, orphanSQL},
 		{&s.writes.insertNodeReport, insertNodeReportSQL},
 		{&s.writes.mergeOutcome, mergeOutcomeSQL},
+		{&s.writes.reportEnds, reportEndsSQL},
+		{&s.writes.dropReports, dropReportsSQL},
+		{&s.writes.resetOutcome, resetOutcomeSQL},
 		{&s.unlinkedStmt, unlinkedSQL},
 	}
 	for _, st := range stmts {
@@ -303,6 +306,7 @@ func (s *Store) closeStmts() error {
 		s.writes.scriptExists, s.writes.insertScript, s.writes.insertSubmission,
 		s.writes.linkJob, s.writes.insertOutcome, s.writes.linkOutcome, s.writes.fillOutcome, s.writes.exitState,
 		s.writes.finalState, s.writes.orphan, s.unlinkedStmt, s.writes.insertNodeReport, s.writes.mergeOutcome,
+		s.writes.reportEnds, s.writes.dropReports, s.writes.resetOutcome,
 	} {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -438,6 +442,11 @@ const (
 	// PutMerged: another node's report of a job already stored, folded
 	// into its row (see mergeOutcomeSQL) and kept in node_reports.
 	PutMerged
+	// PutRerun: the report of a later run of a job Slurm requeued (it
+	// started after every stored report of the job had ended): the job's
+	// row and node reports are this run's now, as its first report's were
+	// the earlier run's. A job's outcome is its last run's.
+	PutRerun
 )
 
 // PutNodeOutcome is PutOutcome that tells a job's first outcome from

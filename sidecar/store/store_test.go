@@ -953,3 +953,48 @@ func TestOOMFacts(t *testing.T) {
 		t.Errorf("OOMFacts = %+v, %v, %v; want %+v", f, ok, err, want)
 	}
 }
+
+// TestRequeuedJobsOutcomeIsItsLastRun: a job Slurm requeued reports again
+// from its later run. That report is no duplicate of the earlier run's: the
+// job's row and node reports become the later run's (its peak, runtime and
+// state), a second node of the later run merges into it, and the later
+// run's report sent again changes nothing.
+func TestRequeuedJobsOutcomeIsItsLastRun(t *testing.T) {
+	path := dbPath(t)
+	s := openStore(t, path, store.Options{})
+	t0 := time.Unix(1_790_000_000, 0).UTC()
+	node := func(name string, peak float64, oom bool, exit string, start, end time.Duration) store.Outcome {
+		return store.Outcome{JobID: 78, UserID: 1000, GPUs: 1, PeakGPUMemMiB: peak, MeanSMUtil: 90, EnergyJ: 100,
+			OOMSuspect: oom, AtCeiling: oom, ExitState: exit, Source: "node", Node: name, StartedAt: t0.Add(start),
+			EndedAt: t0.Add(end), RuntimeSec: (end - start).Seconds(), ReceivedAt: t0.Add(end + time.Second),
+			Report: []byte(fmt.Sprintf(`{"node":%q,"start":%q,"end":%q,"gpus":[]}`, name,
+				t0.Add(start).Format(time.RFC3339Nano), t0.Add(end).Format(time.RFC3339Nano)))}
+	}
+	first := node("gpu01", 40000, true, "FAILED", 0, 8*time.Second)
+	again := node("gpu01", 30000, false, "COMPLETED", 130*time.Second, 160*time.Second)
+	beside := node("gpu02", 31000, false, "COMPLETED", 131*time.Second, 159*time.Second)
+	for i, step := range []struct {
+		o    store.Outcome
+		want store.PutResult
+	}{{first, store.PutNew}, {first, store.PutDuplicate}, {again, store.PutRerun}, {again, store.PutDuplicate},
+		{beside, store.PutMerged}, {first, store.PutDuplicate}} {
+		put, err := s.PutNodeOutcome(ctx, step.o)
+		if err != nil || put != step.want {
+			t.Fatalf("report %d (%s, started %s): %v, %v; want %v", i, step.o.Node, step.o.StartedAt, put, err, step.want)
+		}
+	}
+	raw := rawDB(t, path)
+	var gpus, reports int
+	var peak, runtime float64
+	var oom bool
+	var exit string
+	if err := raw.QueryRow(`SELECT gpus, peak_gpu_mem_mib, runtime_sec, oom_suspect, exit_state,
+		(SELECT count(*) FROM node_reports WHERE job_id = 78) FROM outcomes WHERE job_id = 78`).Scan(
+		&gpus, &peak, &runtime, &oom, &exit, &reports); err != nil {
+		t.Fatal(err)
+	}
+	if gpus != 2 || peak != 31000 || runtime != 30 || oom || exit != "COMPLETED" || reports != 2 {
+		t.Errorf("after the later run: gpus %d peak %g runtime %g oom %v exit %s node reports %d; want 2 31000 30 false COMPLETED 2",
+			gpus, peak, runtime, oom, exit, reports)
+	}
+}

@@ -42,6 +42,7 @@ type writeStmts struct {
 	scriptExists, insertScript, insertSubmission, linkJob, insertOutcome *sql.Stmt
 	linkOutcome, fillOutcome, exitState, finalState, orphan              *sql.Stmt
 	insertNodeReport, mergeOutcome                                       *sql.Stmt
+	reportEnds, dropReports, resetOutcome                                *sql.Stmt
 }
 
 const (
@@ -101,6 +102,19 @@ UPDATE outcomes SET
 	runtime_sec = (max(ended_at_ns, ?7) - iif(?6 > 0 AND (started_at_ns = 0 OR ?6 < started_at_ns), ?6, started_at_ns)) / 1e9,
 	exit_state = iif(exit_state = 'COMPLETED' AND ?8 <> '', ?8, exit_state)
 WHERE job_id = ?9 AND source = 'node'`
+	// reportEndsSQL lists when each stored node report of a job says its
+	// run ended (RFC 3339), to tell a later run of a requeued job.
+	reportEndsSQL  = `SELECT coalesce(json_extract(report_json, '$.end'), '') FROM node_reports WHERE job_id = ?`
+	dropReportsSQL = `DELETE FROM node_reports WHERE job_id = ?`
+	// resetOutcomeSQL makes a job's row a later run's (see PutRerun),
+	// keeping its link to its submission. Parameters: gpus, peak, runtime,
+	// exit state, end, node, start, mean SM, energy, OOM suspect, received,
+	// report, at ceiling, job id.
+	resetOutcomeSQL = `
+UPDATE outcomes SET gpus = ?, peak_gpu_mem_mib = ?, runtime_sec = ?, exit_state = ?, ended_at_ns = ?, node = ?,
+	started_at_ns = ?, mean_sm_util = ?, energy_j = ?, oom_suspect = ?, received_at_ns = ?, report_json = ?,
+	at_ceiling = ?
+WHERE job_id = ? AND source = 'node'`
 	// An outcome that arrived before its job was linked learns its
 	// submission's token and signature at the link ...
 	linkOutcomeSQL = `
@@ -334,6 +348,9 @@ func (s *Store) commit(ctx context.Context, w *writer) error {
 		orphan:           tx.StmtContext(ctx, s.writes.orphan),
 		insertNodeReport: tx.StmtContext(ctx, s.writes.insertNodeReport),
 		mergeOutcome:     tx.StmtContext(ctx, s.writes.mergeOutcome),
+		reportEnds:       tx.StmtContext(ctx, s.writes.reportEnds),
+		dropReports:      tx.StmtContext(ctx, s.writes.dropReports),
+		resetOutcome:     tx.StmtContext(ctx, s.writes.resetOutcome),
 	}
 	for i := range w.batch {
 		err := st.apply(ctx, w, &w.batch[i])
@@ -427,6 +444,13 @@ func (st *writeStmts) apply(ctx context.Context, w *writer, o *op) error {
 		fromNode := out.Node != "" && len(out.Report) > 0
 		newNode := false
 		if fromNode {
+			rerun, err := st.laterRun(ctx, out)
+			if err != nil {
+				return err
+			}
+			if rerun {
+				return st.putRerun(ctx, o)
+			}
 			res, err := st.insertNodeReport.ExecContext(ctx, int64(out.JobID), out.Node, unixNano(out.ReceivedAt), jsonText(out.Report))
 			if err != nil {
 				return fmt.Errorf("insert node report: %w", err)
@@ -482,6 +506,59 @@ func (st *writeStmts) apply(ctx context.Context, w *writer, o *op) error {
 		return nil
 	}
 	panic(fmt.Sprintf("store: unknown op kind %d", o.kind))
+}
+
+// laterRun reports whether a node's report is of a later run of a job
+// already stored: one that started after every stored report of the job
+// had ended (Slurm requeued it, by hand or for live.oom_recovery).
+func (st *writeStmts) laterRun(ctx context.Context, out *Outcome) (bool, error) {
+	if out.StartedAt.IsZero() {
+		return false, nil
+	}
+	rows, err := st.reportEnds.QueryContext(ctx, int64(out.JobID))
+	if err != nil {
+		return false, fmt.Errorf("read node reports: %w", err)
+	}
+	defer rows.Close()
+	seen := false
+	for rows.Next() {
+		var end string
+		if err := rows.Scan(&end); err != nil {
+			return false, fmt.Errorf("read node reports: %w", err)
+		}
+		t, err := time.Parse(time.RFC3339Nano, end)
+		if err != nil || !out.StartedAt.After(t) {
+			return false, nil // this run's, or a report whose end cannot be read: not later
+		}
+		seen = true
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("read node reports: %w", err)
+	}
+	return seen, nil
+}
+
+// putRerun makes a later run's report the job's outcome (see PutRerun).
+func (st *writeStmts) putRerun(ctx context.Context, o *op) error {
+	out := o.out
+	if _, err := st.dropReports.ExecContext(ctx, int64(out.JobID)); err != nil {
+		return fmt.Errorf("drop the earlier run's node reports: %w", err)
+	}
+	if _, err := st.insertNodeReport.ExecContext(ctx, int64(out.JobID), out.Node, unixNano(out.ReceivedAt), jsonText(out.Report)); err != nil {
+		return fmt.Errorf("insert node report: %w", err)
+	}
+	if _, err := st.resetOutcome.ExecContext(ctx, out.GPUs, out.PeakGPUMemMiB, out.RuntimeSec, out.ExitState,
+		unixNano(out.EndedAt), out.Node, unixNano(out.StartedAt), out.MeanSMUtil, out.EnergyJ, out.OOMSuspect,
+		unixNano(out.ReceivedAt), jsonText(out.Report), out.AtCeiling, int64(out.JobID)); err != nil {
+		return fmt.Errorf("reset outcome: %w", err)
+	}
+	if o.added != nil {
+		*o.added = true
+	}
+	if o.put != nil {
+		*o.put = PutRerun
+	}
+	return nil
 }
 
 // putScript makes sure the script with sum is stored. Small scripts are just

@@ -70,6 +70,12 @@ func TestOOMRecoveryRequeuesOntoALargerGPU(t *testing.T) {
 	if !strings.Contains(show, "oom_requeue=1:t4->a100") || !strings.Contains(show, "AdminComment=augur:tok=") {
 		t.Errorf("job %d's AdminComment does not say it was requeued onto a100 (or lost its token):\n%s", oom, show)
 	}
+	// The job's outcome is its later run's: the node's report of the run
+	// on a100 (2000 MiB, completed) replaces the failed run's.
+	clustertest.WaitFor(t, 60*time.Second, fmt.Sprintf("job %d's outcome from its run on a100", oom), func() bool {
+		o := c.nodeOutcome(t, oom)
+		return o.Rows == 1 && o.PeakMiB > 0 && o.PeakMiB <= 2100 && o.ExitState == "COMPLETED"
+	})
 	as := c.actions(t, store.ActionFilter{JobID: oom, Kind: store.ActionOOMRequeue})
 	if len(as) != 1 || as[0].DryRun || as[0].Error != "" || !strings.Contains(as[0].Reason, "requeued onto a100") {
 		t.Errorf("actions of job %d: %+v; want one oom_requeue onto a100", oom, as)
