@@ -235,8 +235,7 @@ func scriptFeatures(text string, sbatch []Option) Features {
 	// Llama-2-13b); a family word alone (qwen-lora, granite_ft) names none,
 	// where one with its version (train_pi0) does; a generation alone
 	// (qwen1.5, llama3.1) does not.
-	if m := familyModel(f.JobName); m != "" && !(bareFamily(m) && !strings.ContainsAny(m, "0123456789")) &&
-		!(strings.Contains(m, ".") && !strings.Contains(m, "-")) {
+	if m := familyModel(f.JobName); namesAModel(m) {
 		weak := f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" || bareFamily(f.Model)
 		if weak && (f.ModelFrom != "program" || hasSize(m) && !hasSize(f.Model)) || sizes(m, f.Model) {
 			f.Model, f.ModelFrom = m, "job_name"
@@ -1048,6 +1047,14 @@ func validModel(m string) bool {
 	return !strings.Contains(m, "://")
 }
 
+// namesAModel reports whether a model read from a job name names one: not
+// empty, not a family word alone (qwen), not a generation alone (qwen1.5).
+func namesAModel(m string) bool {
+	familyAlone := bareFamily(m) && !strings.ContainsAny(m, "0123456789")
+	generationAlone := strings.Contains(m, ".") && !strings.Contains(m, "-")
+	return m != "" && !familyAlone && !generationAlone
+}
+
 // isCommitHash reports whether a word is a git commit or content hash (a
 // hub snapshot's directory), which names no model.
 func isCommitHash(w string) bool {
@@ -1206,7 +1213,7 @@ func isSize(s string) bool {
 // sizes reports whether a model name is another's, a family word with
 // at most a version, with its size: llama3-70b for llama3, bert-base for bert.
 func sizes(sized, bare string) bool {
-	if bare == "" || sized == bare || !strings.HasPrefix(squashModel(sized), squashModel(bare)) || familyModel(bare) != bare {
+	if bare == "" || sized == bare || !strings.HasPrefix(SquashModel(sized), SquashModel(bare)) || familyModel(bare) != bare {
 		return false
 	}
 	// A family word, or a family and its version alone (gpt2, llama2), is
@@ -1214,9 +1221,10 @@ func sizes(sized, bare string) bool {
 	return hasSize(sized) && !hasSize(bare) || (bareFamily(bare) || !strings.Contains(bare, "-")) && strings.HasPrefix(sized, bare+"-")
 }
 
-// squashModel drops the separators that spellings of one model differ in:
-// llama-2-13b and llama2_13b are both llama213b.
-func squashModel(m string) string {
+// SquashModel drops the separators that spellings of one model differ in:
+// llama-2-13b and llama2_13b are both llama213b (augur eval compares
+// models so too).
+func SquashModel(m string) string {
 	return strings.Map(func(r rune) rune {
 		if r == '-' || r == '_' || r == '.' {
 			return -1
@@ -1407,14 +1415,22 @@ func dtypeSwitch(nk string) string {
 		return "" // --fp16_opt_level O1 is given without --fp16 too; eval is not training
 	}
 	for _, w := range strings.Split(nk, "_") {
-		switch w {
-		case "bf16", "bfloat16":
-			return "bf16"
-		case "fp16", "float16":
-			return "fp16"
-		case "fp8":
-			return "fp8"
+		if p := dtypeWord(w); p != "" {
+			return p
 		}
+	}
+	return ""
+}
+
+// dtypeWord is the precision a word of a name spells (bf16, fp16, fp8), or "".
+func dtypeWord(w string) string {
+	switch w {
+	case "bf16", "bfloat16":
+		return "bf16"
+	case "fp16", "float16":
+		return "fp16"
+	case "fp8":
+		return "fp8"
 	}
 	return ""
 }
@@ -1432,7 +1448,10 @@ func positionalHFModel(a string) string {
 		return ""
 	}
 	switch path.Ext(name) {
-	case ".json", ".jsonl", ".txt", ".csv", ".tsv", ".parquet", ".py", ".sh", ".cfg", ".ini", ".toml", ".arrow", ".tar", ".gz", ".zip":
+	case ".parquet", ".py", ".cfg", ".ini", ".toml", ".arrow":
+		return "" // beside what validModel refuses: data and code a program is given
+	}
+	if !validModel(org + "/" + name) {
 		return ""
 	}
 	sized := false
@@ -1468,13 +1487,11 @@ func precisionFromName(v string) string {
 	base := strings.ToLower(path.Base(v))
 	base = strings.TrimSuffix(base, path.Ext(base))
 	for _, w := range strings.FieldsFunc(base, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		switch w {
-		case "bf16", "bfloat16":
-			return "bf16"
-		case "fp16", "float16", "half":
-			return "fp16"
-		case "fp8":
-			return "fp8"
+		if w == "half" {
+			return "fp16" // ds_config_half.json
+		}
+		if p := dtypeWord(w); p != "" {
+			return p
 		}
 	}
 	return ""

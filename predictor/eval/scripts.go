@@ -285,13 +285,8 @@ func intString(v *int) *string {
 func SameModel(want, got string) bool {
 	norm := func(s string) string {
 		s = strings.ToLower(strings.TrimRight(strings.TrimSpace(s), "/"))
-		s = s[strings.LastIndexByte(s, '/')+1:]
-		return strings.Map(func(r rune) rune {
-			if r == '_' || r == '.' || r == '-' {
-				return -1 // llama3_1-8b is llama3.1-8b, phi4 is phi-4
-			}
-			return r
-		}, s)
+		// llama3_1-8b is llama3.1-8b, phi4 is phi-4
+		return predictor.SquashModel(s[strings.LastIndexByte(s, '/')+1:])
 	}
 	return norm(want) == norm(got)
 }
