@@ -971,7 +971,9 @@ func TestRequeuedJobsOutcomeIsItsLastRun(t *testing.T) {
 				t0.Add(start).Format(time.RFC3339Nano), t0.Add(end).Format(time.RFC3339Nano)))}
 	}
 	first := node("gpu01", 40000, true, "FAILED", 0, 8*time.Second)
+	first.Finalized = "recovered"
 	again := node("gpu01", 30000, false, "COMPLETED", 130*time.Second, 160*time.Second)
+	again.Finalized = "epilog"
 	beside := node("gpu02", 31000, false, "COMPLETED", 131*time.Second, 159*time.Second)
 	for i, step := range []struct {
 		o    store.Outcome
@@ -987,14 +989,14 @@ func TestRequeuedJobsOutcomeIsItsLastRun(t *testing.T) {
 	var gpus, reports int
 	var peak, runtime float64
 	var oom bool
-	var exit string
-	if err := raw.QueryRow(`SELECT gpus, peak_gpu_mem_mib, runtime_sec, oom_suspect, exit_state,
+	var exit, finalized string
+	if err := raw.QueryRow(`SELECT gpus, peak_gpu_mem_mib, runtime_sec, oom_suspect, exit_state, finalized,
 		(SELECT count(*) FROM node_reports WHERE job_id = 78) FROM outcomes WHERE job_id = 78`).Scan(
-		&gpus, &peak, &runtime, &oom, &exit, &reports); err != nil {
+		&gpus, &peak, &runtime, &oom, &exit, &finalized, &reports); err != nil {
 		t.Fatal(err)
 	}
-	if gpus != 2 || peak != 31000 || runtime != 30 || oom || exit != "COMPLETED" || reports != 2 {
-		t.Errorf("after the later run: gpus %d peak %g runtime %g oom %v exit %s node reports %d; want 2 31000 30 false COMPLETED 2",
-			gpus, peak, runtime, oom, exit, reports)
+	if gpus != 2 || peak != 31000 || runtime != 30 || oom || exit != "COMPLETED" || finalized != "epilog" || reports != 2 {
+		t.Errorf("after the later run: gpus %d peak %g runtime %g oom %v exit %s finalized %s node reports %d; want 2 31000 30 false COMPLETED epilog 2",
+			gpus, peak, runtime, oom, exit, finalized, reports)
 	}
 }

@@ -108,12 +108,12 @@ WHERE job_id = ?9 AND source = 'node'`
 	dropReportsSQL = `DELETE FROM node_reports WHERE job_id = ?`
 	// resetOutcomeSQL makes a job's row a later run's (see PutRerun),
 	// keeping its link to its submission. Parameters: gpus, peak, runtime,
-	// exit state, end, node, start, mean SM, energy, OOM suspect, received,
-	// report, at ceiling, job id.
+	// exit state, end, node, start, mean SM, energy, OOM suspect, finalized,
+	// received, report, at ceiling, job id.
 	resetOutcomeSQL = `
 UPDATE outcomes SET gpus = ?, peak_gpu_mem_mib = ?, runtime_sec = ?, exit_state = ?, ended_at_ns = ?, node = ?,
-	started_at_ns = ?, mean_sm_util = ?, energy_j = ?, oom_suspect = ?, received_at_ns = ?, report_json = ?,
-	at_ceiling = ?
+	started_at_ns = ?, mean_sm_util = ?, energy_j = ?, oom_suspect = ?, finalized = ?, received_at_ns = ?,
+	report_json = ?, at_ceiling = ?
 WHERE job_id = ? AND source = 'node'`
 	// An outcome that arrived before its job was linked learns its
 	// submission's token and signature at the link ...
@@ -549,7 +549,7 @@ func (st *writeStmts) putRerun(ctx context.Context, o *op) error {
 	}
 	if _, err := st.resetOutcome.ExecContext(ctx, out.GPUs, out.PeakGPUMemMiB, out.RuntimeSec, out.ExitState,
 		unixNano(out.EndedAt), out.Node, unixNano(out.StartedAt), out.MeanSMUtil, out.EnergyJ, out.OOMSuspect,
-		unixNano(out.ReceivedAt), jsonText(out.Report), out.AtCeiling, int64(out.JobID)); err != nil {
+		out.Finalized, unixNano(out.ReceivedAt), jsonText(out.Report), out.AtCeiling, int64(out.JobID)); err != nil {
 		return fmt.Errorf("reset outcome: %w", err)
 	}
 	if o.added != nil {
