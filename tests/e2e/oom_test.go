@@ -95,6 +95,12 @@ func TestOOMRecoveryRequeuesOntoALargerGPU(t *testing.T) {
 	clustertest.WaitFor(t, 60*time.Second, fmt.Sprintf("job %d's dry-run action", dry), func() bool {
 		return len(c.actions(t, store.ActionFilter{JobID: dry, Kind: store.ActionOOMRequeue})) == 1
 	})
+	// The action can be recorded while slurmd still runs the Epilog, so
+	// scontrol says COMPLETING (of a FAILED job) for a moment: wait that out.
+	clustertest.WaitFor(t, 30*time.Second, fmt.Sprintf("job %d past COMPLETING", dry), func() bool {
+		st, _ := c.state(t, dry)
+		return st != "COMPLETING"
+	})
 	if st, restarts := c.state(t, dry); st != "FAILED" || restarts != 0 {
 		t.Errorf("dry run: job %d %s after %d restarts; want FAILED, untouched", dry, st, restarts)
 	}
