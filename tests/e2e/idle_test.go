@@ -120,7 +120,7 @@ func TestIdleGPUFlagsWarnsAndCancels(t *testing.T) {
 	if _, err := os.Stat(mark); err != nil {
 		t.Errorf("job %d's batch shell never got the warning's USR1: %v", idle, err)
 	}
-	as := c.actions(t, store.ActionFilter{JobID: idle})
+	as := c.storedActions(t, idle, "idle_warn idle_cancel")
 	if kinds(as) != "idle_warn idle_cancel" || as[1].Error != "" || as[0].Error != "" {
 		t.Fatalf("actions of idle job %d: %+v; want idle_warn then idle_cancel", idle, as)
 	}
@@ -154,7 +154,7 @@ func TestIdleGPUFlagsWarnsAndCancels(t *testing.T) {
 	if g := gpus("shard-idle"); g == "" || g != gpus("shard-busy") {
 		t.Errorf("shard jobs ran on %q and %q; want the same GPU", g, gpus("shard-busy"))
 	}
-	if k := kinds(c.actions(t, store.ActionFilter{JobID: shardIdle})); k != "idle_warn idle_cancel" {
+	if k := kinds(c.storedActions(t, shardIdle, "idle_warn idle_cancel")); k != "idle_warn idle_cancel" {
 		t.Errorf("idle shard job %d: actions %q", shardIdle, k)
 	}
 	untouched("busy shard", shardBusy)

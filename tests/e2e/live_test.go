@@ -148,6 +148,23 @@ func (c *cluster) actions(t *testing.T, f store.ActionFilter) []store.Action {
 	return as
 }
 
+// storedActions waits up to ten seconds for the job's actions to read as
+// want (kinds, oldest first) and returns them: augurd stores each action
+// once Slurm has answered it, so a row lands a moment after squeue shows
+// its effect.
+func (c *cluster) storedActions(t *testing.T, job uint64, want string) []store.Action {
+	t.Helper()
+	var as []store.Action
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		as = c.actions(t, store.ActionFilter{JobID: job})
+		if kinds(as) == want || time.Now().After(deadline) {
+			return as
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // siteFactor reads sprio's SITE column for a pending job (-1: not listed).
 func (c *cluster) siteFactor(t *testing.T, id uint64) int64 {
 	out, _, _ := c.Run(t, "sprio", "-h", "-j", strconv.FormatUint(id, 10), "-o", "%S")
@@ -241,7 +258,7 @@ func TestLivePreemptionSignalsThenRequeues(t *testing.T) {
 	if requeued.Sub(signalled) < 3*time.Second {
 		t.Errorf("requeued %s after the signal; the grace is 4s", requeued.Sub(signalled))
 	}
-	as := c.actions(t, store.ActionFilter{JobID: uint64(victim)})
+	as := c.storedActions(t, uint64(victim), "signal requeue")
 	var sig, req *store.Action
 	for i := range as {
 		switch as[i].Kind {
