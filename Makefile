@@ -37,7 +37,7 @@ export CGO_CFLAGS := -I$(SLURM_INC) -O2 -Wno-deprecated-declarations
 # slurm-root.sh has put us).
 RELEASE_TARGETS := build build-deps build-test-plugin cluster-deps cluster-up cluster-down e2e e2e-multinode e2e-core demo bench-submit bench-plugin
 
-.PHONY: help deps lint test test-unit test-contrib fuzz bench bench-sim prior clean e2e-releases slurm-roots $(RELEASE_TARGETS)
+.PHONY: device-check help deps lint test test-unit test-contrib fuzz bench bench-sim prior clean e2e-releases slurm-roots $(RELEASE_TARGETS)
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -72,6 +72,9 @@ e2e-releases: ## e2e on the other releases: make e2e SLURM=26.05, make e2e-core 
 
 slurm-roots: ## create (or check) the cached Debian roots of Slurm 22.05, 24.11 and 26.05
 	for r in 22.05 24.11 26.05; do tests/cluster/slurm-root.sh $$r ensure; done
+
+device-check: build ## on a GPU machine: real PyTorch training jobs sampled by augur-node through real NVML (tests/device/README.md); DEVICE_OUT=dir
+	tests/device/run.sh $(or $(DEVICE_OUT),$(CURDIR)/out/device)
 
 bench: ## Go benchmarks: decision throughput, store, round trip
 	$(GO) test -run '^$$' -bench . -benchmem ./sidecar/... ./slurm-plugin/... ./predictor/...
