@@ -24,7 +24,11 @@ import (
 //     attention); with activation checkpointing, one value of h a layer
 //     and token plus one layer recomputed;
 //   - the logits and their fp32 copies in the loss (chunked losses keep
-//     one chunk).
+//     one chunk);
+//   - under mixed precision with fp32 weights (autocast), the 16-bit copy
+//     of each weight autocast makes and keeps for the backward pass, and
+//     the norms' inputs in fp32 (autocast runs the norms in fp32, and the
+//     residual stream that feeds them stays fp32).
 //
 // TestTransformerPublished checks it against measurements that projects
 // published (predictor/testdata/transformer-memory-published.csv, each
@@ -45,6 +49,12 @@ type TransformerShape struct {
 	// EagerAttention is true when the attention scores are materialised
 	// (no flash or memory-efficient kernel).
 	EagerAttention bool
+	// TanhGELU is true when the MLP's activation is GELU's tanh
+	// approximation written out as elementwise operations, as Hugging
+	// Face's gelu_new (GPT-2, Phi) is: autograd keeps three more
+	// ffn-wide tensors a token (the tanh, 0.5·x and 1 + tanh) than a
+	// fused GELU keeps.
+	TanhGELU bool
 }
 
 // TrainSetup is how a transformer is trained, as far as memory goes.
@@ -170,8 +180,12 @@ func TransformerMemMiB(s TrainSetup) (float64, []MemTerm, bool) {
 		weights /= dp
 		gathered = 2 * (sh.Params / L) * 2 // a layer gathered, the next prefetched, in 16 bits
 	}
+	casts := 0.0
+	if s.Precision == "amp" && s.Method == "full" && s.ZeRO == 0 {
+		casts = sh.Params * 2 // autocast's 16-bit weight copies
+	}
 	mp := tp * pp
-	weights, grads, optim = weights/mp, grads/mp, optim/mp
+	weights, grads, optim, casts = weights/mp, grads/mp, optim/mp, casts/mp
 
 	// Activations, 16-bit under bf16 and AMP.
 	aBytes := 2.0
@@ -183,10 +197,16 @@ func TransformerMemMiB(s TrainSetup) (float64, []MemTerm, bool) {
 	if !sh.GatedMLP {
 		perToken = 6*h + 2*kv + 2*ffn
 	}
+	if sh.TanhGELU && !sh.GatedMLP {
+		perToken += 3 * ffn
+	}
 	if sh.EagerAttention && sh.Heads > 0 {
 		perToken += 2.5 * sh.Heads * s.SeqLen // scores, softmax, dropout mask
 	}
 	layer := tokens * perToken * aBytes / tp
+	if s.Precision == "amp" {
+		layer += tokens * 2 * h * 2 // two norms a layer take fp32 inputs: 2 more bytes each
+	}
 	acts := layer * L / pp
 	if s.Checkpointing {
 		acts = tokens*h*aBytes*L/pp + layer
@@ -199,7 +219,8 @@ func TransformerMemMiB(s TrainSetup) (float64, []MemTerm, bool) {
 	const mib = 1 << 20
 	terms := []MemTerm{
 		{"weights", weights / mib}, {"gradients", grads / mib}, {"optimizer", optim / mib},
-		{"gathered layers", gathered / mib}, {"activations", acts / mib}, {"logits", logits / mib},
+		{"gathered layers", gathered / mib}, {"16-bit weight copies", casts / mib}, {"activations", acts / mib},
+		{"logits", logits / mib},
 	}
 	total := 0.0
 	for _, t := range terms {
@@ -250,6 +271,55 @@ var (
 		"internlm", "granite", "smollm", "tinyllama", "codellama", "vicuna", "zephyr", "tulu", "minicpm"}
 )
 
+// publishedShapes are the architectures of models people train by name,
+// from their published configurations (config.json): layers, width, MLP
+// width, vocabulary, key/value width, heads. A job naming one (or a
+// fine-tune of it: "llama-2-7b-chat-hf", "qwen2.5-7b-instruct") is sized
+// from its real shape rather than one guessed from its parameter count.
+var publishedShapes = map[string]TransformerShape{
+	"gpt2":           {Params: 124e6, Layers: 12, Hidden: 768, FFN: 3072, Vocab: 50257, Heads: 12, TanhGELU: true},
+	"distilgpt2":     {Params: 82e6, Layers: 6, Hidden: 768, FFN: 3072, Vocab: 50257, Heads: 12, TanhGELU: true},
+	"gpt2-medium":    {Params: 355e6, Layers: 24, Hidden: 1024, FFN: 4096, Vocab: 50257, Heads: 16, TanhGELU: true},
+	"gpt2-large":     {Params: 774e6, Layers: 36, Hidden: 1280, FFN: 5120, Vocab: 50257, Heads: 20, TanhGELU: true},
+	"gpt2-xl":        {Params: 1.558e9, Layers: 48, Hidden: 1600, FFN: 6400, Vocab: 50257, Heads: 25, TanhGELU: true},
+	"phi-2":          {Params: 2.78e9, Layers: 32, Hidden: 2560, FFN: 10240, Vocab: 51200, Heads: 32, TanhGELU: true},
+	"bert-base":      {Params: 110e6, Layers: 12, Hidden: 768, FFN: 3072, Vocab: 30522, Heads: 12},
+	"bert-large":     {Params: 336e6, Layers: 24, Hidden: 1024, FFN: 4096, Vocab: 30522, Heads: 16},
+	"roberta-base":   {Params: 125e6, Layers: 12, Hidden: 768, FFN: 3072, Vocab: 50265, Heads: 12},
+	"roberta-large":  {Params: 355e6, Layers: 24, Hidden: 1024, FFN: 4096, Vocab: 50265, Heads: 16},
+	"llama-2-7b":     {Params: 6.74e9, Layers: 32, Hidden: 4096, FFN: 11008, Vocab: 32000, KVDim: 4096, Heads: 32, GatedMLP: true},
+	"llama-2-13b":    {Params: 13.0e9, Layers: 40, Hidden: 5120, FFN: 13824, Vocab: 32000, KVDim: 5120, Heads: 40, GatedMLP: true},
+	"llama-2-70b":    {Params: 69.0e9, Layers: 80, Hidden: 8192, FFN: 28672, Vocab: 32000, KVDim: 1024, Heads: 64, GatedMLP: true},
+	"llama-3-8b":     {Params: 8.03e9, Layers: 32, Hidden: 4096, FFN: 14336, Vocab: 128256, KVDim: 1024, Heads: 32, GatedMLP: true},
+	"llama-3.1-8b":   {Params: 8.03e9, Layers: 32, Hidden: 4096, FFN: 14336, Vocab: 128256, KVDim: 1024, Heads: 32, GatedMLP: true},
+	"llama-3-70b":    {Params: 70.6e9, Layers: 80, Hidden: 8192, FFN: 28672, Vocab: 128256, KVDim: 1024, Heads: 64, GatedMLP: true},
+	"llama-3.1-70b":  {Params: 70.6e9, Layers: 80, Hidden: 8192, FFN: 28672, Vocab: 128256, KVDim: 1024, Heads: 64, GatedMLP: true},
+	"llama-3.2-1b":   {Params: 1.24e9, Layers: 16, Hidden: 2048, FFN: 8192, Vocab: 128256, KVDim: 512, Heads: 32, GatedMLP: true},
+	"llama-3.2-3b":   {Params: 3.21e9, Layers: 28, Hidden: 3072, FFN: 8192, Vocab: 128256, KVDim: 1024, Heads: 24, GatedMLP: true},
+	"mistral-7b":     {Params: 7.24e9, Layers: 32, Hidden: 4096, FFN: 14336, Vocab: 32000, KVDim: 1024, Heads: 32, GatedMLP: true},
+	"tinyllama-1.1b": {Params: 1.1e9, Layers: 22, Hidden: 2048, FFN: 5632, Vocab: 32000, KVDim: 256, Heads: 32, GatedMLP: true},
+	"qwen2.5-0.5b":   {Params: 494e6, Layers: 24, Hidden: 896, FFN: 4864, Vocab: 151936, KVDim: 128, Heads: 14, GatedMLP: true},
+	"qwen2.5-1.5b":   {Params: 1.54e9, Layers: 28, Hidden: 1536, FFN: 8960, Vocab: 151936, KVDim: 256, Heads: 12, GatedMLP: true},
+	"qwen2.5-3b":     {Params: 3.09e9, Layers: 36, Hidden: 2048, FFN: 11008, Vocab: 151936, KVDim: 256, Heads: 16, GatedMLP: true},
+	"qwen2.5-7b":     {Params: 7.62e9, Layers: 28, Hidden: 3584, FFN: 18944, Vocab: 152064, KVDim: 512, Heads: 28, GatedMLP: true},
+	"qwen2.5-14b":    {Params: 14.8e9, Layers: 48, Hidden: 5120, FFN: 13824, Vocab: 152064, KVDim: 1024, Heads: 40, GatedMLP: true},
+}
+
+// shapeOf is the published shape of a model, or of the model a fine-tune's
+// name starts with; false for a model not in publishedShapes.
+func shapeOf(model string) (TransformerShape, bool) {
+	m := strings.ToLower(strings.ReplaceAll(model, "_", "-"))
+	m = m[strings.LastIndexByte(m, '/')+1:]
+	m = strings.TrimPrefix(m, "meta-")
+	best, found := "", false
+	for k := range publishedShapes {
+		if (m == k || strings.HasPrefix(m, k+"-")) && len(k) > len(best) {
+			best, found = k, true
+		}
+	}
+	return publishedShapes[best], found
+}
+
 func familyIn(model string, fams []string) bool {
 	m := strings.ToLower(model)
 	m = m[strings.LastIndexByte(m, '/')+1:]
@@ -296,6 +366,9 @@ func FormulaSetup(f Features) (TrainSetup, []string, bool) {
 	var assumed []string
 	sh := TransformerShape{Params: p, Layers: f.Layers, Hidden: f.Hidden, Vocab: vocabOf(f.Model),
 		GatedMLP: familyIn(f.Model, gatedFamilies)}
+	if known, ok := shapeOf(f.Model); ok && (sh.Layers <= 0 || sh.Hidden <= 0) && (f.Params <= 0 || f.Params == known.Params) {
+		sh = known
+	}
 	if sh.Layers <= 0 || sh.Hidden <= 0 {
 		// Width about 128 per layer, and 12·L·h² weights, as in Llama's
 		// and GPT's sizes.
@@ -303,7 +376,7 @@ func FormulaSetup(f Features) (TrainSetup, []string, bool) {
 		sh.Layers = math.Max(1, math.Round(p/(12*sh.Hidden*sh.Hidden)))
 		assumed = append(assumed, fmt.Sprintf("shape from %.3g parameters: %g layers of width %g", p, sh.Layers, sh.Hidden))
 	}
-	if sh.GatedMLP {
+	if sh.GatedMLP && sh.FFN <= 0 {
 		sh.FFN = 2.6875 * sh.Hidden
 	}
 	s := TrainSetup{Shape: sh, Method: cmp.Or(f.Tuning, "full"), Rank: f.LoRARank, Targets: "qv",
