@@ -420,7 +420,9 @@ func Load(path string, overrides map[string]any) (*Config, error) {
 	v.SetConfigType("yaml")
 	v.SetEnvPrefix("AUGUR")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
+	// Each setting is bound to its AUGUR_* variable by setDefaults; a
+	// section is not (AutomaticEnv would let AUGUR_NODE=anything replace
+	// the whole node: section of the file with a string, silently).
 	setDefaults(v, "", reflect.ValueOf(Default()))
 
 	cfg := Default()
@@ -490,8 +492,8 @@ func cleanDecodeError(err error) error {
 	return errors.New(msg)
 }
 
-// setDefaults registers every leaf of the default struct with viper so that
-// AutomaticEnv can find AUGUR_* variables for them.
+// setDefaults registers every leaf of the default struct with viper, and
+// binds it to its AUGUR_* variable (node.store to AUGUR_NODE_STORE).
 func setDefaults(v *viper.Viper, prefix string, rv reflect.Value) {
 	rt := rv.Type()
 	for i := 0; i < rt.NumField(); i++ {
@@ -508,6 +510,7 @@ func setDefaults(v *viper.Viper, prefix string, rv reflect.Value) {
 			setDefaults(v, key, fv)
 			continue
 		}
+		_ = v.BindEnv(key) // fails only without a key
 		switch val := fv.Interface().(type) {
 		case time.Duration:
 			v.SetDefault(key, val.String())

@@ -64,6 +64,13 @@ policy: {rewrite_typeless_gpus: true, site_factor_max: 5000, shard_small_jobs: t
 			env:  map[string]string{"AUGUR_SHIM_TIMEOUT": "20ms", "AUGUR_LOG_LEVEL": "debug"},
 			want: func(c *Config) { c.Shim.Timeout, c.Log.Level = 20*time.Millisecond, "debug" },
 		},
+		"a variable named like a section leaves the section alone": {
+			file: "shim: {timeout: 80ms}\nnode: {store: /srv/augur/node.db}\n",
+			env:  map[string]string{"AUGUR_NODE": "/usr/bin/augur-node", "AUGUR_SHIM": "x", "AUGUR_NODE_INTERVAL": "5s"},
+			want: func(c *Config) {
+				c.Shim.Timeout, c.Node.Store, c.Node.Interval = 80*time.Millisecond, "/srv/augur/node.db", 5*time.Second
+			},
+		},
 		"flags beat the environment": {
 			env:  map[string]string{"AUGUR_LOG_LEVEL": "debug"},
 			over: map[string]any{"log.level": "error"},
