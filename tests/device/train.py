@@ -27,8 +27,29 @@ GPT2 = {  # n_layer, n_embd, n_head: the published GPT-2 shapes
 }
 
 
+LLAMA = {  # layers, width, heads, kv heads, MLP width, vocab, tied embeddings: published configs
+    "tinyllama-1.1b": (22, 2048, 32, 4, 5632, 32000, False),
+    "llama-3.2-1b": (16, 2048, 32, 8, 8192, 128256, True),
+    "qwen2.5-0.5b": (24, 896, 14, 2, 4864, 151936, True),
+    "qwen2.5-1.5b": (28, 1536, 12, 2, 8960, 151936, True),
+}
+
+
 def build(name, seq_len):
     """The model and a function making one synthetic batch of n."""
+    base = name.lower().split("/")[-1]
+    if base in LLAMA:
+        from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+        layers, width, heads, kv, ffn, vocab, tied = LLAMA[base]
+        cls, cfgcls = (Qwen2ForCausalLM, Qwen2Config) if base.startswith("qwen") else (LlamaForCausalLM, LlamaConfig)
+        cfg = cfgcls(num_hidden_layers=layers, hidden_size=width, num_attention_heads=heads, num_key_value_heads=kv,
+                     intermediate_size=ffn, vocab_size=vocab, tie_word_embeddings=tied, max_position_embeddings=max(2048, seq_len))
+        model = cls(cfg)
+
+        def batch(n):
+            ids = torch.randint(0, vocab, (n, seq_len), device="cuda")
+            return lambda m: m(input_ids=ids, labels=ids).loss
+        return model, batch
     if name in GPT2:
         from transformers import GPT2Config, GPT2LMHeadModel
         layers, width, heads = GPT2[name]
@@ -39,11 +60,14 @@ def build(name, seq_len):
             ids = torch.randint(0, cfg.vocab_size, (n, seq_len), device="cuda")
             return lambda m: m(input_ids=ids, labels=ids).loss
         return model, batch
-    if name.startswith("bert"):
-        from transformers import BertConfig, BertForMaskedLM
-        cfg = BertConfig() if "large" not in name else BertConfig(
-            hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
-        model = BertForMaskedLM(cfg)
+    if base.startswith("bert") or base.startswith("roberta"):
+        from transformers import BertConfig, BertForMaskedLM, RobertaConfig, RobertaForMaskedLM
+        cfgcls, cls = (RobertaConfig, RobertaForMaskedLM) if base.startswith("roberta") else (BertConfig, BertForMaskedLM)
+        extra = {"vocab_size": 50265, "max_position_embeddings": 514, "pad_token_id": 1} if base.startswith("roberta") else {}
+        if "large" in base:
+            extra.update(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+        cfg = cfgcls(**extra)
+        model = cls(cfg)
 
         def batch(n):
             ids = torch.randint(0, cfg.vocab_size, (n, seq_len), device="cuda")
