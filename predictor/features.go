@@ -242,6 +242,14 @@ func scriptFeatures(text string, sbatch []Option) Features {
 			f.note("model", "#SBATCH --job-name")
 		}
 	}
+	if f.Layers > 0 && f.Hidden > 0 && f.Model != "" && !hasSize(f.Model) {
+		// --num-layers 24 --hidden-size 1024 of a job named gpt2: its shape
+		// says which GPT-2.
+		if m := shapeName(f.Model, f.Layers, f.Hidden); m != "" && m != f.Model {
+			f.Model = m
+			f.note("model", f.From["model"]+" and its shape")
+		}
+	}
 	resolveUnknown(&f)
 	return f
 }
@@ -463,6 +471,11 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 			f.Model, f.ModelFrom = "", ""
 			delete(f.From, "model")
 		}
+		if m := consoleModel[strings.ToLower(path.Base(words[prog]))]; m != "" && f.Model == "" {
+			// nnUNetv2_train DATASET 3d_fullres FOLD: the program trains one model.
+			f.Model, f.ModelFrom = m, "program"
+			f.note("model", "program "+path.Base(words[prog]))
+		}
 		return f, true
 	}
 	if f.Launcher == "" {
@@ -497,11 +510,15 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 	if l.module != "" {
 		f.Program = "-m " + l.module
 	}
-	f = argFeatures(f, args, l)
-	if (bareScript || inline) && f.Model == "" && f.BatchSize == 0 && f.Precision == "" {
+	f = finishCommand(argFeatures(f, args, l), l, workdir, env)
+	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program") &&
+		f.BatchSize == 0 && f.Precision == "" {
+		// A shell script or inline code that names no model, batch or
+		// precision, in its arguments or the variables it gets, is not
+		// read as the launch.
 		return Features{}, false
 	}
-	return finishCommand(f, l, workdir, env), true
+	return f, true
 }
 
 // finishCommand fills what a command's arguments left unsaid from its
@@ -531,7 +548,11 @@ var consoleScripts = map[string]int{"axolotl": 1, "llamafactory-cli": 1, "litgpt
 	"fairseq-train": -1, "fairseq-hydra-train": -1, "yolo": 2, "lm_eval": -1, "lm-eval": -1, "nemo": 2,
 	"text-generation-launcher": -1, "sglang": 1, "levanter": 1, "open_clip_train": -1, "mmdet": 1,
 	"huggingface-trainer": -1, "swift": 1, "xtuner": 1, "unsloth": 1,
-	"transformers-cli": 1, "transformers": 1}
+	"transformers-cli": 1, "transformers": 1, "nnUNet_train": -1, "nnUNetv2_train": -1}
+
+// consoleModel are the console scripts that train one model, by their
+// lower-case names.
+var consoleModel = map[string]string{"nnunet_train": "nnunet", "nnunetv2_train": "nnunet"}
 
 // positionalModel are the console scripts whose first argument after the
 // subcommand is the model (vllm serve MODEL, litgpt finetune_lora MODEL).
@@ -600,6 +621,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	posModel := ""                  // a positional argument that is a model's name and nothing else
 	otherModel, otherFrom := "", "" // a model's name alone under a flag no reader knows (--resnet_type resnet18)
 	outModel, outFrom := "", ""     // a sized model named by the output directory (--output ckpt/lora-qwen3vl-2b)
+	sizeWord, sizeFrom := "", ""    // --preset base, --model_size large: the size of a family the program names
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		var k, v string
@@ -780,10 +802,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 			if m := familyModel(v); m != "" && configModel == "" {
 				configModel, configFrom = m, k+" "+v
 			}
-		case hfModel == "" && !dataFlag(nk) && looksLikeHFName(v) && !isConfigFile(v) && weightsExt(v) == "" &&
+		case hfModel == "" && !dataFlag(nk) && (looksLikeHFName(v) || modelDirFlag(nk) && strings.Contains(v, "/")) &&
+			!isConfigFile(v) && weightsExt(v) == "" &&
 			!bareFamily(familyModel(path.Base(v))) && familyModel(path.Base(v)) != "" && validModel(normModel(v)):
 			// --base Qwen/Qwen2.5-7B-Instruct: a Hugging Face id of a model
-			// family, under a flag the model readers do not know.
+			// family, under a flag the model readers do not know;
+			// --model_dir /gpfs/.../models/Llama-2-7b-hf: a local copy of one.
 			hfModel, hfFrom = normModel(v), k
 		case batchFlags[nk] && isNum:
 			f.BatchSize = num
@@ -840,6 +864,8 @@ func argFeatures(f Features, args []string, l launch) Features {
 			procs, procsFrom = int(num), k
 		case nk == "num_nodes" && isNum && nodes == 0:
 			nodes, nodesFrom = int(num), k
+		case sizeFlags[nk] && sizeWord == "" && (variantWords[strings.ToLower(v)] && len(v) > 1 || isSize(strings.ToLower(v))):
+			sizeWord, sizeFrom = strings.ToLower(v), k
 		case runVarying[nk] && outModel == "":
 			if m := familyModel(path.Base(v)); m != "" && hasSize(m) {
 				outModel, outFrom = m, k
@@ -874,6 +900,15 @@ func argFeatures(f Features, args []string, l launch) Features {
 	if f.Model == "" && posModel != "" {
 		f.Model, f.ModelFrom = posModel, "flag"
 		f.note("model", "argument "+posModel)
+	}
+	if f.Model == "" && sizeWord != "" && f.Program != "" {
+		// train_deberta_babylm.py --preset base: the program names the
+		// family, the flag its size.
+		stem := strings.ToLower(strings.TrimSuffix(path.Base(f.Program), path.Ext(f.Program)))
+		if fam := familyModel(stem); bareFamily(fam) {
+			f.Model, f.ModelFrom = fam+"-"+sizeWord, "program"
+			f.note("model", "program "+f.Program+" and "+sizeFrom+" "+sizeWord)
+		}
 	}
 	if f.Model == "" && otherModel != "" {
 		f.Model, f.ModelFrom = otherModel, "flag"
@@ -1406,6 +1441,24 @@ func normModel(v string) string {
 		v = path.Base(v) // a local path, models/llama-2-7b-hf among them
 	}
 	return strings.TrimSuffix(v, weightsExt(v))
+}
+
+// sizeFlags give a model's size apart from its family.
+var sizeFlags = set("size", "model_size", "preset", "variant", "model_variant", "scale", "model_scale")
+
+// modelDirFlag reports whether a flag no model reader knows names where a
+// model is read from (--model_dir, --base_model_path, --llm_dir), not where
+// one is written (--output_model_dir, --save_model_path).
+func modelDirFlag(nk string) bool {
+	if !strings.Contains(nk, "model") && !strings.Contains(nk, "llm") || runVarying[nk] {
+		return false
+	}
+	for _, w := range []string{"out", "save", "export", "ckpt", "checkpoint", "log", "cache"} {
+		if strings.Contains(nk, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // dtypeSwitch reads the precision a switch's name turns on: a word of it

@@ -266,6 +266,35 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "accelerate", Program: "train.py", Model: "mistral-7b-instruct", ModelFrom: "job_name", GPUs: 4,
 				JobName: "Mistral-7B-Instruct_lr1e-5"},
 		},
+		"a local copy of a model under a flag no reader knows": {
+			script: sh(`python ../scripts/finetune.py --model_dir /proj/shared/weights/Llama-2-13b-chat-hf --data_dir data/ --micro_batch_size 2`),
+			want:   Features{Launcher: "python", Program: "finetune.py", Model: "llama-2-13b-chat-hf", ModelFrom: "flag", BatchSize: 2},
+		},
+		"where a model is saved is not where it is read": {
+			script: sh(`python train.py --output_model_dir /scratch/run3/llama-2-7b-hf --batch_size 4`),
+			want:   Features{Launcher: "python", Program: "train.py", BatchSize: 4},
+		},
+		"the program names the family, a flag its size": {
+			script: sh(`srun python scripts/train_roberta_mlm.py --preset large --batch_size 32`),
+			want:   Features{Launcher: "srun", Program: "train_roberta_mlm.py", Model: "roberta-large", ModelFrom: "program", BatchSize: 32},
+		},
+		"a sourced script run with arguments sees every variable": {
+			script: sh(`#SBATCH --gpus=1`, `MODEL_NAME=Qwen2.5-3B-Instruct`, `source ./jobs/sft.sh "$SCRATCH/$MODEL_NAME" out/ 3`),
+			want:   Features{Program: "sft.sh", Model: "qwen2.5-3b-instruct", ModelFrom: "env", GPUs: 1},
+		},
+		"a sourced setup script is not the launch": {
+			script: sh(`source ./setup_cluster_env.sh`, `MODEL=llama-3-8b`, `python train.py --batch_size 2`),
+			want:   Features{Launcher: "python", Program: "train.py", BatchSize: 2},
+		},
+		"Megatron's shape says which GPT-2 the job name means": {
+			script: sh(`#SBATCH -J gpt2-pretrain`, `torchrun pretrain_gpt.py --num-layers 36 --hidden-size 1280 --num-attention-heads 20 --micro-batch-size 2`),
+			want: Features{Launcher: "torchrun", Program: "pretrain_gpt.py", Model: "gpt2-large", ModelFrom: "job_name", BatchSize: 2,
+				JobName: "gpt2-pretrain", Layers: 36, Hidden: 1280, Params: 12 * 36 * 1280 * 1280, ParamsFrom: "shape"},
+		},
+		"nnU-Net's trainer trains nnU-Net": {
+			script: sh(`#SBATCH --gres=gpu:1`, `nnUNetv2_train Dataset017 3d_fullres 0 --npz`),
+			want:   Features{Launcher: "python", Program: "nnUNetv2_train", Model: "nnunet", ModelFrom: "program", GPUs: 1},
+		},
 	}
 	runFeatureCases(t, cases)
 }

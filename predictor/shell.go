@@ -553,6 +553,13 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 				r.runFile(body, r.prefix, args[2:], false)
 			} else if !harmlessSource(args[1]) {
 				r.sourced = true
+				if len(args) > 2 {
+					// source finetune.sh "$MODEL_DIR" out/: a script given
+					// arguments is run, as bash would run it, and it sees
+					// every variable, exported or not.
+					words := append(append([]string(nil), r.prefix...), args[1:]...)
+					r.emit(command{words: words, workdir: r.workdir, env: r.allVars(), line: r.line, files: r.files})
+				}
 			}
 		}
 		return
@@ -639,6 +646,18 @@ func (r *shellReader) env(words []string) map[string]string {
 			break
 		}
 		env[k] = v
+	}
+	return env
+}
+
+// allVars returns every variable the script set that Augur knows: what a
+// sourced script sees.
+func (r *shellReader) allVars() map[string]string {
+	env := make(map[string]string, len(r.vars))
+	for k, v := range r.vars {
+		if !v.unknown && !v.array && len(v.vals) > 0 {
+			env[k] = v.vals[0]
+		}
 	}
 	return env
 }

@@ -320,6 +320,23 @@ func shapeOf(model string) (TransformerShape, bool) {
 	return publishedShapes[best], found
 }
 
+// shapeName names the published model of a family with the given shape:
+// gpt2 with 24 layers of width 1024 is gpt2-medium. "" when the family
+// has no model of that shape here, or more than one.
+func shapeName(family string, layers, hidden float64) string {
+	family = strings.ToLower(family)
+	name := ""
+	for k, sh := range publishedShapes {
+		if sh.Layers == layers && sh.Hidden == hidden && strings.HasPrefix(k, family) {
+			if name != "" {
+				return ""
+			}
+			name = k
+		}
+	}
+	return name
+}
+
 func familyIn(model string, fams []string) bool {
 	m := strings.ToLower(model)
 	m = m[strings.LastIndexByte(m, '/')+1:]
