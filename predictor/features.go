@@ -511,11 +511,11 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		f.Program = "-m " + l.module
 	}
 	f = finishCommand(argFeatures(f, args, l), l, workdir, env)
-	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program") &&
+	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" && !hasSize(f.Model)) &&
 		f.BatchSize == 0 && f.Precision == "" {
 		// A shell script or inline code that names no model, batch or
-		// precision, in its arguments or the variables it gets, is not
-		// read as the launch.
+		// precision, in its arguments, the variables it gets or its own
+		// name (ds_pretrain_gpt_1.3B.sh), is not read as the launch.
 		return Features{}, false
 	}
 	return f, true
@@ -1574,9 +1574,12 @@ func programModel(program, workdir string) (model, kind, from string) {
 		return "", "", "" // inline code has no name
 	}
 	stem := strings.ToLower(strings.TrimSuffix(path.Base(program), path.Ext(program)))
+	isModule := strings.HasPrefix(stem, "-m ")
 	stem = strings.TrimPrefix(stem, "-m ")
 	module := ""
-	if i := strings.LastIndexByte(stem, '.'); i >= 0 {
+	if i := strings.LastIndexByte(stem, '.'); i >= 0 && isModule {
+		// -m src.model.faster_rcnn.scripts: a package path; a file's
+		// dots are its own (ds_pretrain_gpt_1.3B.sh).
 		module = strings.ReplaceAll(stem[:i], ".", "/")
 		stem = stem[i+1:]
 	}

@@ -295,6 +295,14 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `nnUNetv2_train Dataset017 3d_fullres 0 --npz`),
 			want:   Features{Launcher: "python", Program: "nnUNetv2_train", Model: "nnunet", ModelFrom: "program", GPUs: 1},
 		},
+		"a shell script named for a sized model runs it": {
+			script: sh(`#SBATCH --gres=gpu:4`, `bash $REPO/examples/gpt/pretrain/ds_pretrain_gpt_1.3B_dense_run.sh`),
+			want:   Features{Program: "ds_pretrain_gpt_1.3B_dense_run.sh", Model: "gpt-1.3b", ModelFrom: "program", GPUs: 4},
+		},
+		"a shell script named for nothing is not the launch": {
+			script: sh(`bash scripts/prepare_data.sh`, `python train.py --model resnet50`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag"},
+		},
 	}
 	runFeatureCases(t, cases)
 }
