@@ -761,7 +761,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 		}
 		switch {
 		case modelFlags[nk] && !isNumber(v) && !(nk == "model_type" && f.Model != ""):
-			if m := normModel(v); validModel(m) {
+			if m := familyModel(path.Base(v)); weightsExt(v) != "" && m != "" && !bareFamily(m) && validModel(m) {
+				// --weights yolov7_training.pt, resnet50_imagenet.pth: a
+				// weights file named for its model.
+				f.Model, f.ModelFrom = m, "flag"
+				f.note("model", k)
+			} else if m := normModel(v); validModel(m) {
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
 			}

@@ -303,6 +303,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`bash scripts/prepare_data.sh`, `python train.py --model resnet50`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag"},
 		},
+		"a weights file named for its model": {
+			script: sh(`python train.py --weights yolov7_training.pt --batch-size 32`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "yolov7", ModelFrom: "flag", BatchSize: 32},
+		},
 	}
 	runFeatureCases(t, cases)
 }
