@@ -280,13 +280,17 @@ func intString(v *int) *string {
 
 // SameModel compares model names as people write them: case aside, with
 // or without the organisation of a Hugging Face id ("meta-llama/Llama-2-7b-hf"
-// is "llama-2-7b-hf"), and '-', '_' and '.' left out ("llama3_1-8b" is
-// "llama3.1-8b", "phi4" is "phi-4").
+// is "llama-2-7b-hf"), with or without Meta's brand and the "-hf" of its
+// converted weights ("Meta-Llama-3-8B-Instruct" is "llama-3-8b-instruct",
+// "llama-2-7b-chat-hf" is "llama-2-7b-chat"), and '-', '_' and '.' left out
+// ("llama3_1-8b" is "llama3.1-8b", "phi4" is "phi-4").
 func SameModel(want, got string) bool {
 	norm := func(s string) string {
 		s = strings.ToLower(strings.TrimRight(strings.TrimSpace(s), "/"))
+		s = s[strings.LastIndexByte(s, '/')+1:]
+		s = strings.TrimSuffix(strings.TrimPrefix(s, "meta-"), "-hf")
 		// llama3_1-8b is llama3.1-8b, phi4 is phi-4
-		return predictor.SquashModel(s[strings.LastIndexByte(s, '/')+1:])
+		return predictor.SquashModel(s)
 	}
 	return norm(want) == norm(got)
 }
