@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"iter"
+	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -622,6 +623,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	otherModel, otherFrom := "", "" // a model's name alone under a flag no reader knows (--resnet_type resnet18)
 	outModel, outFrom := "", ""     // a sized model named by the output directory (--output ckpt/lora-qwen3vl-2b)
 	sizeWord, sizeFrom := "", ""    // --preset base, --model_size large: the size of a family the program names
+	imsPerBatch := 0.0              // detectron2's SOLVER.IMS_PER_BATCH: the images of all GPUs together
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		var k, v string
@@ -635,6 +637,19 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 		case isHydra(a):
 			k, v, hasV = strings.Cut(strings.TrimLeft(a, "+~"), "=")
+		case yacsKey(a) && i+1 < len(args):
+			// detectron2's and yacs' KEY VALUE overrides: SOLVER.IMS_PER_BATCH 32 OUTPUT_DIR out/
+			switch {
+			case strings.HasSuffix(a, ".IMS_PER_BATCH"):
+				if n, err := strconv.ParseFloat(args[i+1], 64); err == nil && n > 0 && n < 1e9 {
+					imsPerBatch = n
+				}
+			case strings.HasSuffix(a, ".AMP.ENABLED") && truthy(args[i+1]) && f.Precision == "":
+				f.Precision = "amp" // detectron2's SOLVER.AMP.ENABLED True
+				f.note("precision", a)
+			}
+			i++
+			continue
 		default:
 			if m := configFileModel(a); m != "" && configModel == "" {
 				configModel, configFrom = m, a
@@ -882,6 +897,17 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 		}
 	}
+	if f.BatchSize == 0 && imsPerBatch > 0 {
+		// detectron2 splits SOLVER.IMS_PER_BATCH over --num-gpus.
+		if n := float64(max(procs, 1)); math.Mod(imsPerBatch, n) == 0 {
+			f.BatchSize = imsPerBatch / n
+			from := "SOLVER.IMS_PER_BATCH"
+			if procs > 1 {
+				from += " / " + procsFrom
+			}
+			f.note("batch_size", from)
+		}
+	}
 	if f.BatchSize == 0 && evalBatch > 0 {
 		f.BatchSize = evalBatch // an evaluation job's only batch
 		f.note("batch_size", evalBatchFrom)
@@ -1061,7 +1087,8 @@ var notModels = set("singularity", "apptainer", "docker", "podman", "enroot", "s
 // script does not show, a number, a tool or a container image.
 func validModel(m string) bool {
 	if m == "" || unexpanded(m) || isNumber(m) || notModels[m] || strings.HasPrefix(m, "python") || isCommitHash(m) ||
-		strings.ContainsAny(m, "{}<>%") { // a template's hole: {model}, <MODEL>, %(model)s
+		strings.ContainsAny(m, "{}<>%") || // a template's hole: {model}, <MODEL>, %(model)s
+		isBoolWord(m) || variantWords[m] || isSize(m) { // pretrained=False, model=small: a switch or a size, no model
 		return false
 	}
 	// A checkpoint directory's own name says nothing: .../checkpoint-500,
@@ -1181,8 +1208,9 @@ func familyModel(s string) string {
 			if j+1 < len(toks) && tunedKinds[toks[j+1]] {
 				fam += "-" + toks[j+1] // llama-2-13b-chat, qwen2.5-7b-instruct
 			}
-		} else if j < len(toks) && variantWords[toks[j]] {
-			// roberta-base, gpt2-medium, convnext_small, vit_b_16
+		} else if j < len(toks) && (variantWords[toks[j]] || len(toks[j]) == 2 && toks[j][0] == 'b' && isDigits(toks[j][1:])) {
+			// roberta-base, gpt2-medium, convnext_small, vit_b_16,
+			// segformer_b4 and efficientnet_b0 (EfficientNet's scales b0-b7)
 			fam += "-" + toks[j]
 			if j+1 < len(toks) && len(toks[j]) == 1 && isDigits(toks[j+1]) && len(toks[j+1]) <= 2 {
 				fam += "-" + toks[j+1]
@@ -1446,6 +1474,21 @@ func normModel(v string) string {
 		v = path.Base(v) // a local path, models/llama-2-7b-hf among them
 	}
 	return strings.TrimSuffix(v, weightsExt(v))
+}
+
+// yacsKey reports whether a word is a yacs config key given as an override
+// (detectron2's SOLVER.BASE_LR, MODEL.WEIGHTS): upper-case words joined by
+// dots.
+func yacsKey(w string) bool {
+	if !strings.Contains(w, ".") || strings.HasPrefix(w, ".") || strings.HasSuffix(w, ".") {
+		return false
+	}
+	for _, r := range w {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // sizeFlags give a model's size apart from its family.

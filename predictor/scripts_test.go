@@ -307,6 +307,23 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python train.py --weights yolov7_training.pt --batch-size 32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "yolov7", ModelFrom: "flag", BatchSize: 32},
 		},
+		"a switch is no model": {
+			script: sh(`yolo detect train data=d.yaml model=yolov8s.pt batch=16 pretrained=False`),
+			want:   Features{Launcher: "python", Program: "yolo detect train", Model: "yolov8s", ModelFrom: "flag", BatchSize: 16},
+		},
+		"a size alone is no model": {
+			script: sh(`python -m main model=small loader.batch_size=8`),
+			want:   Features{Launcher: "python", Program: "-m main", BatchSize: 8},
+		},
+		"EfficientNet's and SegFormer's scales": {
+			script: sh(`python train.py --config configs/segformer_b2_ade20k_512.py --batch_size 4`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "segformer-b2", ModelFrom: "config", BatchSize: 4},
+		},
+		"detectron2 splits its images over --num-gpus": {
+			script: sh(`python tools/train_net.py --num-gpus 4 --config-file configs/retinanet_R_50_FPN_1x.yaml SOLVER.IMS_PER_BATCH 16 SOLVER.AMP.ENABLED True OUTPUT_DIR out/llama-7b`),
+			want: Features{Launcher: "python", Program: "train_net.py", Model: "retinanet-r50-fpn", ModelFrom: "config", BatchSize: 4,
+				Precision: "amp", GPUs: 4},
+		},
 	}
 	runFeatureCases(t, cases)
 }

@@ -32,7 +32,15 @@ type shVar struct {
 	vals    []string
 	array   bool
 	unknown bool
+	// alts are the values branches that disagree gave an unknown
+	// variable, when each is known: header="srun torchrun ..." in one,
+	// header="torchrun ..." in the other. A command that is the variable
+	// is read once with each.
+	alts []string
 }
+
+// maxAlts bounds the values kept of a variable branches disagree on.
+const maxAlts = 4
 
 // unknownWord stands for an expansion whose value the script does not show;
 // every reader of words treats a word containing '$' as unknown.
@@ -356,6 +364,8 @@ func (r *shellReader) branches(bs []func()) {
 			before, had := r.vars[k]
 			var got *shVar
 			unknown := false
+			var alts []string // each branch's value, while all are known strings
+			altsOK := true
 			for _, other := range results {
 				v, wrote := other[k]
 				if !wrote {
@@ -364,6 +374,11 @@ func (r *shellReader) branches(bs []func()) {
 					} else {
 						v = nil
 					}
+				}
+				if v == nil || v.unknown || v.array || len(v.vals) != 1 {
+					altsOK = false
+				} else if !slices.Contains(alts, v.vals[0]) {
+					alts = append(alts, v.vals[0])
 				}
 				switch {
 				case v == nil && had:
@@ -380,6 +395,8 @@ func (r *shellReader) branches(bs []func()) {
 				}
 			}
 			switch {
+			case unknown && altsOK && len(alts) > 1 && len(alts) <= maxAlts:
+				r.setVar(k, shVar{unknown: true, alts: alts})
 			case unknown:
 				r.setVar(k, shVar{unknown: true})
 			case got != nil:
@@ -532,6 +549,16 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 	if first := c.Args[0].Lit(); ignored[first] && !(len(c.Args) > 1 && c.Args[1].Lit() == "run") {
 		return // echo, test, mkdir...: nothing to read, nothing to expand
 	}
+	if v, ok := r.vars[paramName(c.Args[0])]; ok && len(v.alts) > 0 {
+		// ${header} "${args[@]}" after if/else set header two ways: each
+		// way is a command the job may run.
+		rest := r.fields(c.Args[1:])
+		for _, alt := range v.alts {
+			words := append(append(append([]string(nil), r.prefix...), strings.Fields(alt)...), rest...)
+			r.emit(command{words: words, workdir: r.workdir, env: r.env(words), line: r.line, files: r.files})
+		}
+		return
+	}
 	args := r.fields(c.Args)
 	if len(args) == 0 {
 		return
@@ -648,6 +675,19 @@ func (r *shellReader) env(words []string) map[string]string {
 		env[k] = v
 	}
 	return env
+}
+
+// paramName is the variable a word is nothing but an unquoted expansion
+// of ($cmd, ${cmd}), or "".
+func paramName(w *syntax.Word) string {
+	if w == nil || len(w.Parts) != 1 {
+		return ""
+	}
+	pe, ok := w.Parts[0].(*syntax.ParamExp)
+	if !ok || pe.Param == nil || pe.Exp != nil || pe.Repl != nil || pe.Index != nil || pe.Slice != nil || pe.Length || pe.Excl {
+		return ""
+	}
+	return pe.Param.Value
 }
 
 // allVars returns every variable the script set that Augur knows: what a

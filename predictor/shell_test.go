@@ -20,6 +20,14 @@ func TestShellReading(t *testing.T) {
 		script string
 		want   Features
 	}{
+		"a launcher set two ways by if/else, then run with the same arguments": {
+			script: sh(`#SBATCH --gpus-per-node=4`, `if [ "$SLURM_NNODES" -gt 1 ]; then`,
+				`  header="srun torchrun --nnodes=$SLURM_NNODES --nproc-per-node=4 -m training.train"`,
+				`else`, `  header="torchrun --standalone --nproc-per-node=4 -m training.train"`, `fi`,
+				`args=(--model_name_or_path Qwen/Qwen2.5-1.5B --per_device_train_batch_size 2 --bf16)`, `${header} "${args[@]}"`),
+			want: Features{Launcher: "torchrun", Program: "training.train", Model: "qwen/qwen2.5-1.5b", ModelFrom: "flag",
+				BatchSize: 2, Precision: "bf16", GPUs: 4},
+		},
 		"function called with arguments": {
 			script: sh(`train() {`, `  local model=$1`, `  python train.py --model "$model" --batch-size "$2"`, `}`, `train vit_b_16 96`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "vit_b_16", ModelFrom: "flag", BatchSize: 96},
