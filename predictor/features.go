@@ -466,7 +466,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 			f.Launcher = "python"
 		}
 		f.Program = name
-		f = finishCommand(argFeatures(f, args, l), l, workdir, env)
+		f = finishCommand(argFeatures(f, args, l), l, "", workdir, env)
 		if f.ModelFrom == "path" || f.ModelFrom == "program" {
 			// The console script's own name says nothing of the model.
 			f.Model, f.ModelFrom = "", ""
@@ -511,7 +511,11 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 	if l.module != "" {
 		f.Program = "-m " + l.module
 	}
-	f = finishCommand(argFeatures(f, args, l), l, workdir, env)
+	progDir := ""
+	if strings.Contains(words[prog], "/") && !unexpanded(path.Dir(words[prog])) {
+		progDir = path.Dir(words[prog])
+	}
+	f = finishCommand(argFeatures(f, args, l), l, progDir, workdir, env)
 	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" && !hasSize(f.Model)) &&
 		f.BatchSize == 0 && f.Precision == "" {
 		// A shell script or inline code that names no model, batch or
@@ -524,13 +528,13 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 
 // finishCommand fills what a command's arguments left unsaid from its
 // environment and the program's path.
-func finishCommand(f Features, l launch, workdir string, env map[string]string) Features {
+func finishCommand(f Features, l launch, progDir, workdir string, env map[string]string) Features {
 	for k, v := range l.env {
 		env[k] = v
 	}
 	envFeatures(&f, env)
 	if f.Model == "" {
-		if m, kind, src := programModel(f.Program, workdir); m != "" {
+		if m, kind, src := programModel(f.Program, progDir, workdir); m != "" {
 			f.Model, f.ModelFrom = m, kind
 			f.note("model", src)
 		}
@@ -1617,7 +1621,7 @@ func weightsExt(v string) string {
 // else the program's own name when it is specific (cyclegan.py), else the
 // directory the command runs in (.../image_classification/cifar10) (both
 // "path": they name a workload, not a model); and says where it looked.
-func programModel(program, workdir string) (model, kind, from string) {
+func programModel(program, progDir, workdir string) (model, kind, from string) {
 	if program == "-" {
 		return "", "", "" // inline code has no name
 	}
@@ -1643,11 +1647,18 @@ func programModel(program, workdir string) (model, kind, from string) {
 		!strings.HasPrefix(stem, "run_") {
 		return stem, "path", "program " + program
 	}
-	if workdir == "" {
-		return "", "", ""
+	// The directory the program is in (python /shared/examples/mingpt/main.py),
+	// else the one the command runs in.
+	d, from := "", ""
+	for _, dir := range []struct{ dir, from string }{{progDir, "program " + path.Join(progDir, program)}, {workdir, "cd " + workdir}} {
+		base := strings.ToLower(path.Base(strings.TrimRight(dir.dir, "/")))
+		if dir.dir == "" || base == "." || base == "/" || base == ".." || strings.HasPrefix(base, "$") || codeDirs[base] {
+			continue
+		}
+		d, from = base, dir.from
+		break
 	}
-	d := strings.ToLower(path.Base(strings.TrimRight(workdir, "/")))
-	if d == "." || d == "/" || d == "scripts" || d == "src" || strings.HasPrefix(d, "$") {
+	if d == "" {
 		return "", "", ""
 	}
 	// A clone's name: deepmask-pytorch, pytorch-cifar, bert-master.
@@ -1657,8 +1668,12 @@ func programModel(program, workdir string) (model, kind, from string) {
 	for _, affix := range []string{"pytorch-", "pytorch_"} {
 		d = strings.TrimPrefix(d, affix)
 	}
-	return d, "path", "cd " + workdir
+	return d, "path", from
 }
+
+// codeDirs are the directories code lives in whatever it trains.
+var codeDirs = set("scripts", "src", "tools", "bin", "examples", "train", "training", "code", "lib", "source", "jobs",
+	"slurm", "experiments", "exp", "utils", "main")
 
 // sbatchFeatures fills GPU count and type, job name, account and partition
 // from #SBATCH options where the commands left them unsaid.

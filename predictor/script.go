@@ -34,8 +34,10 @@ type Script struct {
 // issue 14 brought (abstracted run-varying values, the model's identity);
 // 3 follows the model readings added since (held-out sets D and E, then
 // detection configs read as architecture, backbone and neck), each of
-// which changed the model, and so the signature, of some scripts.
-const SignatureVersion = "3"
+// which changed the model, and so the signature, of some scripts; 4 the
+// readings from held-out sets F to J (hub caches, weights files, sourced
+// scripts given arguments, if/else launchers, program directories, ...).
+const SignatureVersion = "4"
 
 // Option is one #SBATCH option.
 type Option struct {

@@ -324,6 +324,14 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train_net.py", Model: "retinanet-r50-fpn", ModelFrom: "config", BatchSize: 4,
 				Precision: "amp", GPUs: 4},
 		},
+		"a generic program's own directory names the work": {
+			script: sh(`cd $HOME/work`, `srun torchrun --nproc_per_node 1 /shared/examples/mingpt/main.py`),
+			want:   Features{Launcher: "torchrun", Program: "main.py", Model: "mingpt", ModelFrom: "path", GPUs: 1},
+		},
+		"a code directory does not; the working directory then does": {
+			script: sh(`cd /proj/pytorch-cifar`, `python tools/train.py --lr 0.1`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "cifar", ModelFrom: "path"},
+		},
 	}
 	runFeatureCases(t, cases)
 }
