@@ -1505,7 +1505,8 @@ func modelDirFlag(nk string) bool {
 	if !strings.Contains(nk, "model") && !strings.Contains(nk, "llm") || runVarying[nk] {
 		return false
 	}
-	for _, w := range []string{"out", "save", "export", "ckpt", "checkpoint", "log", "cache"} {
+	for _, w := range []string{"out", "save", "export", "ckpt", "checkpoint", "log", "cache",
+		"teacher", "reward", "critic", "judge", "draft", "embed", "token"} { // another model beside the one trained
 		if strings.Contains(nk, w) {
 			return false
 		}

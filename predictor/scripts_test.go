@@ -270,6 +270,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python ../scripts/finetune.py --model_dir /proj/shared/weights/Llama-2-13b-chat-hf --data_dir data/ --micro_batch_size 2`),
 			want:   Features{Launcher: "python", Program: "finetune.py", Model: "llama-2-13b-chat-hf", ModelFrom: "flag", BatchSize: 2},
 		},
+		"a teacher's copy is not the model trained; the student is": {
+			script: sh(`python distill.py --teacher_model_dir /models/Llama-2-13b-hf --student llama-2-7b --batch_size 8`),
+			want:   Features{Launcher: "python", Program: "distill.py", Model: "llama-2-7b", ModelFrom: "flag", BatchSize: 8},
+		},
 		"where a model is saved is not where it is read": {
 			script: sh(`python train.py --output_model_dir /scratch/run3/llama-2-7b-hf --batch_size 4`),
 			want:   Features{Launcher: "python", Program: "train.py", BatchSize: 4},
