@@ -83,43 +83,61 @@ func cmpOr(a, b string) string {
 // "no limit" in all but name, and keeps the arithmetic far from overflow.
 const maxLimitDays = 36500
 
-// SlurmTime reads Slurm's --time formats: M, M:S, H:M:S, D-H, D-H:M,
-// D-H:M:S; "", UNLIMITED and infinite are no limit (0).
+// SlurmTime reads Slurm's --time formats as Slurm's own parser
+// (time_str2mins) does: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S and D- (D
+// days), each part whole digits, rounded up to whole minutes, the
+// resolution Slurm keeps; "", -1, UNLIMITED and infinite are no limit (0).
+// TestSlurmTimeIsSlurms (sidecar/slurm) holds it to libslurm's answers.
 func SlurmTime(s string) (time.Duration, error) {
 	orig := s
-	if s == "" || strings.EqualFold(s, "UNLIMITED") || strings.EqualFold(s, "infinite") {
+	if s == "" || s == "-1" || strings.EqualFold(s, "UNLIMITED") || strings.EqualFold(s, "infinite") {
 		return 0, nil
 	}
 	bad := func() (time.Duration, error) {
 		return 0, fmt.Errorf("bad time limit %q: Slurm's formats are M, M:S, H:M:S, D-H, D-H:M and D-H:M:S, each part a whole number", orig)
 	}
-	days := 0
-	if d, rest, ok := strings.Cut(s, "-"); ok {
-		n, err := strconv.Atoi(d)
-		if err != nil || n < 0 || n > maxLimitDays {
+	num := func(p string) (int64, bool) {
+		if p == "" || !isDigits(p) {
+			return 0, false
+		}
+		if p = strings.TrimLeft(p, "0"); p == "" {
+			return 0, true
+		} else if len(p) > 12 {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(p, 10, 64)
+		return n, err == nil
+	}
+	var days, h, m, sec int64
+	d, rest, hasDays := strings.Cut(s, "-")
+	if hasDays {
+		n, ok := num(d)
+		if !ok {
 			return bad()
 		}
 		days, s = n, rest
 	}
 	parts := strings.Split(s, ":")
-	if len(parts) > 3 {
+	if len(parts) > 3 || hasDays && s == "" && len(parts) != 1 {
 		return bad()
 	}
-	var nums [3]int
+	var nums [3]int64
 	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || n > maxLimitDays*24*60 {
+		if hasDays && s == "" {
+			break // "2-": two days
+		}
+		n, ok := num(p)
+		if !ok {
 			return bad()
 		}
 		nums[i] = n
 	}
-	var h, m, sec int
 	switch {
-	case days > 0 && len(parts) == 1:
+	case hasDays && len(parts) == 1:
 		h = nums[0]
-	case days > 0 && len(parts) == 2:
+	case hasDays && len(parts) == 2:
 		h, m = nums[0], nums[1]
-	case days > 0:
+	case hasDays:
 		h, m, sec = nums[0], nums[1], nums[2]
 	case len(parts) == 1:
 		m = nums[0]
@@ -128,11 +146,11 @@ func SlurmTime(s string) (time.Duration, error) {
 	default:
 		h, m, sec = nums[0], nums[1], nums[2]
 	}
-	// Each part is bounded, but a sum of bounded parts can still pass the
-	// bound (and 2700000 hours overflow a Duration), so bound the total.
-	total := int64(days)*86400 + int64(h)*3600 + int64(m)*60 + int64(sec)
+	// Each part is at most 12 digits, so the sum cannot overflow; bound it.
+	total := days*86400 + h*3600 + m*60 + sec
 	if total > maxLimitDays*86400 {
 		return bad()
 	}
-	return time.Duration(total) * time.Second, nil
+	minutes := (total + 59) / 60 // Slurm rounds seconds up to the minute
+	return time.Duration(minutes) * time.Minute, nil
 }

@@ -8,15 +8,17 @@ import (
 
 func TestSlurmTime(t *testing.T) {
 	for in, want := range map[string]time.Duration{
-		"": 0, "UNLIMITED": 0, "infinite": 0, "90": 90 * time.Minute, "10:30": 10*time.Minute + 30*time.Second,
+		"": 0, "UNLIMITED": 0, "infinite": 0, "90": 90 * time.Minute, "10:30": 11 * time.Minute, // seconds round up, as Slurm's do
 		"04:00:00": 4 * time.Hour, "2-00": 48 * time.Hour, "1-12:30": 36*time.Hour + 30*time.Minute,
-		"1-00:00:05": 24*time.Hour + 5*time.Second,
+		"1-00:00:05": 24*time.Hour + time.Minute, "1-": 24 * time.Hour, "0-12": 12 * time.Hour, "0-": 0,
+		"1:60": 2 * time.Minute,
 	} {
 		if got, err := SlurmTime(in); err != nil || got != want {
 			t.Errorf("SlurmTime(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"1:2:3:4", "x", "-5", "1--2", "99999999999-00", "1:99999999999", "4h", "2700000:0:0", "36500-23"} {
+	for _, in := range []string{"1:2:3:4", "x", "-5", "1--2", "99999999999-00", "1:99999999999", "4h", "2700000:0:0", "36500-23",
+		"+5", " 5", "1:", ":30", "-", "1-:30", "1-2-3", "1.5"} {
 		if _, err := SlurmTime(in); err == nil || !strings.Contains(err.Error(), "Slurm's formats") {
 			t.Errorf("SlurmTime(%q): %v, want an error naming the formats", in, err)
 		}
