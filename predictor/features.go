@@ -4,6 +4,7 @@ import (
 	"iter"
 	"math"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -342,6 +343,12 @@ func launchScore(f Features) int {
 	}
 	if f.Precision != "" || f.GPUs > 0 || f.Steps > 0 || f.Epochs > 0 {
 		s++
+	}
+	for _, w := range strings.FieldsFunc(strings.ToLower(f.Program), func(r rune) bool { return r == ' ' || r == '.' }) {
+		if strings.HasPrefix(w, "train") || strings.HasPrefix(w, "finetune") || strings.HasPrefix(w, "pretrain") || w == "sft" {
+			s++ // train.py after data/prepare.py, llamafactory-cli train: the training program is the launch
+			break
+		}
 	}
 	return s
 }
@@ -1150,6 +1157,15 @@ var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "ph
 // word and the size after it ("llama3-8b"), or "" when none is named.
 func familyModel(s string) string {
 	s = strings.ToLower(s)
+	if m := googleBERT.FindStringSubmatch(s); m != nil {
+		// Google's BERT release directories: uncased_L-12_H-768_A-12 is BERT-Base, uncased.
+		switch m[2] + "/" + m[3] {
+		case "12/768":
+			return "bert-base-" + m[1] + "cased"
+		case "24/1024":
+			return "bert-large-" + m[1] + "cased"
+		}
+	}
 	if unexpanded(s) {
 		if s = path.Base(s); unexpanded(s) {
 			return "" // only a hidden directory is allowed: $CFG/llama2-7b.yaml
@@ -1627,7 +1643,10 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 		return "", "", "" // inline code has no name
 	}
 	stem := strings.ToLower(strings.TrimSuffix(path.Base(program), path.Ext(program)))
-	isModule := strings.HasPrefix(stem, "-m ")
+	// -m src.train, or torchrun's module named alone (poet_2.training.train).
+	ext := path.Ext(program)
+	isModule := strings.HasPrefix(stem, "-m ") || ext != "" && !strings.Contains(program, "/") &&
+		!slices.Contains([]string{".py", ".sh", ".bash", ".pl", ".r", ".jl", ".lua", ".exe", ".x", ".bin"}, strings.ToLower(ext))
 	stem = strings.TrimPrefix(stem, "-m ")
 	module := ""
 	if i := strings.LastIndexByte(stem, '.'); i >= 0 && isModule {
@@ -1645,8 +1664,12 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 		return m, "program", "program " + program
 	}
 	if stem != "" && !genericPrograms[stem] && !strings.HasPrefix(stem, "train") && !strings.HasPrefix(stem, "main") &&
-		!strings.HasPrefix(stem, "run_") {
+		!strings.HasPrefix(stem, "run_") && !genericWords(stem) {
 		return stem, "path", "program " + program
+	}
+	if top, _, _ := strings.Cut(module, "/"); isModule && top != "" && !codeDirs[top] && !genericPrograms[top] && !unexpanded(top) {
+		// -m poet_2.training.train: the package is the project.
+		return top, "path", "program " + program
 	}
 	// The directory the program is in (python /shared/examples/mingpt/main.py),
 	// else the one the command runs in.
@@ -1671,6 +1694,24 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 	}
 	return d, "path", from
 }
+
+// googleBERT matches the directories Google's BERT checkpoints come in.
+var googleBERT = regexp.MustCompile(`\b(un)?cased_l-(\d+)_h-(\d+)_a-\d+`)
+
+// genericWords reports whether a program's name is made of words any
+// project uses (eval_model_video, run_test): it names no work.
+func genericWords(stem string) bool {
+	for _, w := range strings.FieldsFunc(stem, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		if !genericPrograms[w] && !isDigits(w) && !stemWords[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// stemWords are the other words of generic program names.
+var stemWords = set("model", "models", "video", "image", "images", "data", "network", "net", "all", "new", "final",
+	"single", "multi", "gpu", "gpus", "distributed", "dist", "local", "slurm", "cluster", "job", "jobs", "exp", "my")
 
 // codeDirs are the directories code lives in whatever it trains.
 var codeDirs = set("scripts", "src", "tools", "bin", "examples", "train", "training", "code", "lib", "source", "jobs",

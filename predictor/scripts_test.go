@@ -336,6 +336,24 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`cd /proj/pytorch-cifar`, `python tools/train.py --lr 0.1`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "cifar", ModelFrom: "path"},
 		},
+		"the training program is the launch, not the data preparation before it": {
+			script: sh(`cd $HOME/nanoGPT`, `python data/shakespeare_char/prepare.py`, `python train.py config/train_shakespeare_char.py`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "nanogpt", ModelFrom: "path"},
+		},
+		"a program named in generic words names nothing; its directory does": {
+			script: sh(`cd ~/scratch/evrt_detr`, `python3 scripts/eval_model_video.py models/gen1/run3 --data-name video`),
+			want:   Features{Launcher: "python", Program: "eval_model_video.py", Model: "evrt_detr", ModelFrom: "path"},
+		},
+		"a module's package is the project": {
+			script: sh(`#SBATCH --gres=gpu:4`, `torchrun --standalone --nproc_per_node=4 -m poet_2.training.train --dtype bf16`),
+			want: Features{Launcher: "torchrun", Program: "poet_2.training.train", Model: "poet_2", ModelFrom: "path", GPUs: 4,
+				Precision: "bf16"},
+		},
+		"Google's BERT release directories": {
+			script: sh(`python run_classifier.py --bert_config_file=./cased_L-24_H-1024_A-16/bert_config.json --train_batch_size=16`),
+			want: Features{Launcher: "python", Program: "run_classifier.py", Model: "bert-large-cased", ModelFrom: "config",
+				BatchSize: 16},
+		},
 	}
 	runFeatureCases(t, cases)
 }
