@@ -1157,7 +1157,9 @@ var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "ph
 // word and the size after it ("llama3-8b"), or "" when none is named.
 func familyModel(s string) string {
 	s = strings.ToLower(s)
-	if m := googleBERT.FindStringSubmatch(s); m != nil {
+	if !strings.Contains(s, "cased_l-") {
+		// the common case, without the regexp
+	} else if m := googleBERT.FindStringSubmatch(s); m != nil {
 		// Google's BERT release directories: uncased_L-12_H-768_A-12 is BERT-Base, uncased.
 		switch m[2] + "/" + m[3] {
 		case "12/768":
