@@ -946,8 +946,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	if f.Model == "" && sizeWord != "" && f.Program != "" {
 		// train_deberta_babylm.py --preset base: the program names the
 		// family, the flag its size.
-		stem := strings.ToLower(strings.TrimSuffix(path.Base(f.Program), path.Ext(f.Program)))
-		if fam := familyModel(stem); bareFamily(fam) {
+		if fam := familyModel(programStem(f.Program)); bareFamily(fam) {
 			f.Model, f.ModelFrom = fam+"-"+sizeWord, "program"
 			f.note("model", "program "+f.Program+" and "+sizeFrom+" "+sizeWord)
 		}
@@ -1644,7 +1643,7 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 	if program == "-" {
 		return "", "", "" // inline code has no name
 	}
-	stem := strings.ToLower(strings.TrimSuffix(path.Base(program), path.Ext(program)))
+	stem := programStem(program)
 	// -m src.train, or torchrun's module named alone (poet_2.training.train).
 	ext := path.Ext(program)
 	isModule := strings.HasPrefix(stem, "-m ") || ext != "" && !strings.Contains(program, "/") &&
@@ -1699,6 +1698,12 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 
 // googleBERT matches the directories Google's BERT checkpoints come in.
 var googleBERT = regexp.MustCompile(`\b(un)?cased_l-(\d+)_h-(\d+)_a-\d+`)
+
+// programStem is a program's file name in lower case, without its
+// extension: train_deberta_babylm for scripts/train_deberta_babylm.py.
+func programStem(program string) string {
+	return strings.ToLower(strings.TrimSuffix(path.Base(program), path.Ext(program)))
+}
 
 // genericWords reports whether a program's name is made of words any
 // project uses (eval_model_video, run_test): it names no work.

@@ -555,7 +555,7 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 		rest := r.fields(c.Args[1:])
 		for _, alt := range v.alts {
 			words := append(append(append([]string(nil), r.prefix...), strings.Fields(alt)...), rest...)
-			r.emit(command{words: words, workdir: r.workdir, env: r.env(words), line: r.line, files: r.files})
+			r.emitWords(words, r.env(words))
 		}
 		return
 	}
@@ -585,7 +585,7 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 					// arguments is run, as bash would run it, and it sees
 					// every variable, exported or not.
 					words := append(append([]string(nil), r.prefix...), args[1:]...)
-					r.emit(command{words: words, workdir: r.workdir, env: r.allVars(), line: r.line, files: r.files})
+					r.emitWords(words, r.allVars())
 				}
 			}
 		}
@@ -655,7 +655,7 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 	}); ok {
 		words = py
 	}
-	r.emit(command{words: words, workdir: r.workdir, env: r.env(words), line: r.line, files: r.files})
+	r.emitWords(words, r.env(words))
 }
 
 // env returns the variables a command runs with: those exported, and
@@ -675,6 +675,12 @@ func (r *shellReader) env(words []string) map[string]string {
 		env[k] = v
 	}
 	return env
+}
+
+// emitWords hands a simple command, expanded, to emit, with where and how
+// it runs.
+func (r *shellReader) emitWords(words []string, env map[string]string) {
+	r.emit(command{words: words, workdir: r.workdir, env: env, line: r.line, files: r.files})
 }
 
 // paramName is the variable a word is nothing but an unquoted expansion
