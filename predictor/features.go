@@ -26,8 +26,10 @@ type Features struct {
 	// --config llama3/8B_lora), "env" (MODEL_NAME and the like exported to
 	// the command), "job_name" (the #SBATCH job name names a model family),
 	// "program" (the program's file name does: finetune_llama2_7b.py),
-	// or "path" (nothing names it, so the program or the directory it runs
-	// in stands for it, as in "cd .../cifar10 && python main.py").
+	// or "path" (nothing names it, so the name of the workload stands for
+	// it: the program's, the directory it runs in, as in "cd .../cifar10 &&
+	// python main.py", or the job's, with the words any job uses cut away:
+	// drq_breakout_all is drq).
 	Model     string `json:"model,omitempty"`
 	ModelFrom string `json:"model_from,omitempty"`
 	// BatchSize is the per-device (micro) batch; GlobalBatchSize the global
@@ -241,6 +243,14 @@ func scriptFeatures(text string, sbatch []Option) Features {
 		weak := f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" || bareFamily(f.Model)
 		if weak && (f.ModelFrom != "program" || hasSize(m) && !hasSize(f.Model)) || sizes(m, f.Model) {
 			f.Model, f.ModelFrom = m, "job_name"
+			f.note("model", "#SBATCH --job-name")
+		}
+	}
+	if f.Model == "" {
+		// Nothing names a model: the job's name names its workload
+		// (train_mdlm, drq_breakout_all, uORF).
+		if w := workloadName(f.JobName); w != "" {
+			f.Model, f.ModelFrom = w, "path"
 			f.note("model", "#SBATCH --job-name")
 		}
 	}
@@ -1664,9 +1674,9 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 		// python -m src.model.faster_rcnn.scripts.train: the module's package names it.
 		return m, "program", "program " + program
 	}
-	if stem != "" && !genericPrograms[stem] && !strings.HasPrefix(stem, "train") && !strings.HasPrefix(stem, "main") &&
-		!strings.HasPrefix(stem, "run_") && !genericWords(stem) {
-		return stem, "path", "program " + program
+	if t := trimWorkWords(stem); t != "" && !genericWords(t) && !unexpanded(t) {
+		// gcn_train.py, train_roberta.py: the program's own word.
+		return t, "path", "program " + program
 	}
 	if top, _, _ := strings.Cut(module, "/"); isModule && top != "" && !codeDirs[top] && !genericPrograms[top] && !unexpanded(top) {
 		// -m poet_2.training.train: the package is the project.
@@ -1683,15 +1693,10 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 		d, from = base, dir.from
 		break
 	}
-	if d == "" {
+	// A clone's name: deepmask-pytorch, pytorch-cifar, bert-master; a
+	// directory named for the work (fine_tuning, workspace) names nothing.
+	if d = trimWorkWords(d); d == "" {
 		return "", "", ""
-	}
-	// A clone's name: deepmask-pytorch, pytorch-cifar, bert-master.
-	for _, affix := range []string{"-pytorch", "_pytorch", ".pytorch", "-main", "-master", "-official", "-tf", "-jax"} {
-		d = strings.TrimSuffix(d, affix)
-	}
-	for _, affix := range []string{"pytorch-", "pytorch_"} {
-		d = strings.TrimPrefix(d, affix)
 	}
 	return d, "path", from
 }

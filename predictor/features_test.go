@@ -89,7 +89,7 @@ func TestFeatures(t *testing.T) {
 		},
 		"global batch size and zero stage flag": {
 			script: newScript().Run("torchrun --nnodes=2 --nproc_per_node=8 pretrain_gpt.py --global-batch-size 512 --micro-batch-size 2 --zero-stage 1 --seq-length 4096").Obj(),
-			want: Features{Launcher: "torchrun", Program: "pretrain_gpt.py", Model: "pretrain_gpt", ModelFrom: "path",
+			want: Features{Launcher: "torchrun", Program: "pretrain_gpt.py", Model: "gpt", ModelFrom: "path",
 				BatchSize: 2, GlobalBatchSize: 512, SeqLen: 4096, ZeROStage: 1, GPUs: 16},
 		},
 		"gavel-style cd and main.py": {

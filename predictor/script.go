@@ -36,8 +36,10 @@ type Script struct {
 // detection configs read as architecture, backbone and neck), each of
 // which changed the model, and so the signature, of some scripts; 4 the
 // readings from held-out sets F to J (hub caches, weights files, sourced
-// scripts given arguments, if/else launchers, program directories, ...).
-const SignatureVersion = "4"
+// scripts given arguments, if/else launchers, program directories, ...);
+// 5 the workload names that stand in for a model (a job's, a program's
+// or a directory's name with the words any job uses cut away).
+const SignatureVersion = "5"
 
 // Option is one #SBATCH option.
 type Option struct {

@@ -41,7 +41,7 @@ func TestWholeScripts(t *testing.T) {
 		"TensorFlow with dtype": {
 			script: sh(`#SBATCH --gpus=2`, `python official/vision/train.py --model_dir=/tmp/m --experiment=resnet_imagenet --params_override="runtime.mixed_precision_dtype=bfloat16"`,
 				`python resnet_ctl_imagenet_main.py --num_gpus 2 --batch_size 256 --dtype fp16`),
-			want: Features{Launcher: "python", Program: "resnet_ctl_imagenet_main.py", Model: "resnet_ctl_imagenet_main", ModelFrom: "path",
+			want: Features{Launcher: "python", Program: "resnet_ctl_imagenet_main.py", Model: "resnet_ctl_imagenet", ModelFrom: "path",
 				BatchSize: 256, Precision: "fp16", GPUs: 2},
 		},
 		"conda activate then accelerate with a config yaml": {
@@ -173,9 +173,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH -J fsdp_13b`, `#SBATCH --gpus=8`, `srun bash run.sh`),
 			want:   Features{Launcher: "srun", Program: "run.sh", GPUs: 8, JobName: "fsdp_13b"},
 		},
-		"a job named for a family alone": {
+		"a job named for a family alone names its workload, no model": {
 			script: sh(`#SBATCH -J mistral_sweep`, `#SBATCH --gpus=1`, `python train.py`),
-			want:   Features{Launcher: "python", Program: "train.py", GPUs: 1, JobName: "mistral_sweep"},
+			want: Features{Launcher: "python", Program: "train.py", Model: "mistral", ModelFrom: "path", GPUs: 1,
+				JobName: "mistral_sweep"},
 		},
 		"a job named for a versioned model": {
 			script: sh(`#SBATCH -J train_sam2`, `#SBATCH --gpus=1`, `python train.py`),
@@ -209,9 +210,9 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python -m src.models.mask_rcnn.train`),
 			want:   Features{Launcher: "python", Program: "-m src.models.mask_rcnn.train", Model: "mask-rcnn", ModelFrom: "program"},
 		},
-		"a job named for a generation alone": {
+		"a job named for a generation alone names its workload, no model": {
 			script: sh(`#SBATCH -J lora_qwen2.5`, `python train.py`),
-			want:   Features{Launcher: "python", Program: "train.py", JobName: "lora_qwen2.5"},
+			want:   Features{Launcher: "python", Program: "train.py", Model: "qwen2.5", ModelFrom: "path", JobName: "lora_qwen2.5"},
 		},
 		"a quoted #SBATCH value": {
 			script: sh(`#SBATCH --gpus-per-node="a40:8"`, `#SBATCH --partition="lab"`, `python train.py --model resnet50`),
@@ -236,7 +237,7 @@ func TestNamesSitesUse(t *testing.T) {
 		},
 		"a tokenizer's data file is no model": {
 			script: sh(`python pretrain_gpt.py --merge-file data/gpt2-merges.txt --vocab-file data/gpt2-vocab.json`),
-			want:   Features{Launcher: "python", Program: "pretrain_gpt.py", Model: "pretrain_gpt", ModelFrom: "path"},
+			want:   Features{Launcher: "python", Program: "pretrain_gpt.py", Model: "gpt", ModelFrom: "path"},
 		},
 		"a checkpoint directory is no hub id": {
 			script: sh(`python finetune.py --pretrained checkpoints/best`),

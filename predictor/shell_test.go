@@ -40,7 +40,7 @@ func TestShellReading(t *testing.T) {
 		"array joined inside a string, run by bash -c": {
 			script: sh(`OPTS=(--micro-batch-size 2 --bf16)`, `CMD="torchrun --nproc-per-node 4 pretrain_gpt.py ${OPTS[@]}"`,
 				`srun -lu --cpus-per-task $SLURM_CPUS_PER_TASK bash -c "$CMD"`),
-			want: Features{Launcher: "torchrun", Program: "pretrain_gpt.py", Model: "pretrain_gpt", ModelFrom: "path",
+			want: Features{Launcher: "torchrun", Program: "pretrain_gpt.py", Model: "gpt", ModelFrom: "path",
 				BatchSize: 2, Precision: "bf16", GPUs: 4},
 		},
 		"array indexed by the array task: known when its elements agree": {
@@ -462,7 +462,7 @@ func TestFrameworkConventions(t *testing.T) {
 		},
 		"Megatron's recomputation": {
 			script: sh(`torchrun pretrain_gpt.py --num-layers 32 --hidden-size 4096 --recompute-granularity full --micro-batch-size 1`),
-			want: Features{Launcher: "torchrun", Program: "pretrain_gpt.py", Model: "pretrain_gpt", ModelFrom: "path", BatchSize: 1,
+			want: Features{Launcher: "torchrun", Program: "pretrain_gpt.py", Model: "gpt", ModelFrom: "path", BatchSize: 1,
 				Params: 12 * 32 * 4096 * 4096, ParamsFrom: "shape", Layers: 32, Hidden: 4096, Checkpointing: true},
 		},
 		"a model in the program's name": {
@@ -470,20 +470,20 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "srun", Program: "finetune_llama2_7b.py", Model: "llama2-7b", ModelFrom: "program",
 				BatchSize: 4},
 		},
-		"a family alone in the program's name is no model": {
+		"a family alone in the program's name names the workload, no model": {
 			script: sh(`python pretrain_bert.py --micro-batch-size 8`),
-			want:   Features{Launcher: "python", Program: "pretrain_bert.py", Model: "pretrain_bert", ModelFrom: "path", BatchSize: 8},
+			want:   Features{Launcher: "python", Program: "pretrain_bert.py", Model: "bert", ModelFrom: "path", BatchSize: 8},
 		},
 		"Megatron-LM shape": {
 			script: sh(`GPT_ARGS="--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 4 --global-batch-size 256 --bf16"`,
 				`torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py $GPT_ARGS --train-iters 100000`),
-			want: Features{Launcher: "torchrun", Program: "pretrain_gpt.py", Model: "pretrain_gpt", ModelFrom: "path",
+			want: Features{Launcher: "torchrun", Program: "pretrain_gpt.py", Model: "gpt", ModelFrom: "path",
 				BatchSize: 4, GlobalBatchSize: 256, Precision: "bf16", SeqLen: 2048, Steps: 100000, GPUs: 16,
 				Params: 12 * 24 * 2048 * 2048, ParamsFrom: "shape", Layers: 24, Hidden: 2048},
 		},
 		"Megatron-DeepSpeed shape with vocabulary": {
 			script: sh(`deepspeed pretrain_gpt.py --num-layers 12 --hidden-size 768 --vocab-size 50304 --fp16 --micro-batch-size 8 --deepspeed_config ds_zero1.json`),
-			want: Features{Launcher: "deepspeed", Program: "pretrain_gpt.py", Model: "pretrain_gpt", ModelFrom: "path",
+			want: Features{Launcher: "deepspeed", Program: "pretrain_gpt.py", Model: "gpt2", ModelFrom: "path",
 				BatchSize: 8, Precision: "fp16", ZeROStage: 1, Params: 12*12*768*768 + 50304*768, ParamsFrom: "shape+vocab", Layers: 12, Hidden: 768},
 		},
 		"NeMo Hydra overrides": {

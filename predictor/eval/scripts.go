@@ -93,11 +93,23 @@ func (s Score) Accuracy() float64 {
 
 // ScriptsReport is a corpus's evaluation.
 type ScriptsReport struct {
-	Scripts     int            `json:"scripts"`
-	Scores      []Score        `json:"scores"`
-	BadModels   int            `json:"bad_models"`
-	PredictErrs int            `json:"predict_errors"`
-	Results     []ScriptResult `json:"results"`
+	Scripts     int     `json:"scripts"`
+	Scores      []Score `json:"scores"`
+	BadModels   int     `json:"bad_models"`
+	PredictErrs int     `json:"predict_errors"`
+	// StandIns tallies the workload names that stood in for a model
+	// (ModelFrom "path"), which the model score counts only where they are
+	// the labelled model: the strict reading counts the others as wrong.
+	StandIns StandIns       `json:"stand_ins"`
+	Results  []ScriptResult `json:"results"`
+}
+
+// StandIns counts the stand-in names (a program's, directory's or job's
+// name for a model) by how they compare with the label.
+type StandIns struct {
+	Labelled  int `json:"labelled"`  // the labelled model: scored correct
+	Other     int `json:"other"`     // a model is labelled, another name: scored missed
+	Unlabeled int `json:"unlabeled"` // no model labelled: scored silent
 }
 
 // Predict is the prediction step run on every script, to show that none
@@ -193,6 +205,16 @@ func EvalScripts(dir fs.FS, predict Predict) (ScriptsReport, error) {
 		}
 		if r.BadModel {
 			rep.BadModels++
+		}
+		if r.Features.ModelFrom == "path" && r.Features.Model != "" {
+			switch l := labels[f]; {
+			case l.Model == nil:
+				rep.StandIns.Unlabeled++
+			case SameModel(*l.Model, r.Features.Model):
+				rep.StandIns.Labelled++
+			default:
+				rep.StandIns.Other++
+			}
 		}
 		if r.PredictErr != "" {
 			rep.PredictErrs++

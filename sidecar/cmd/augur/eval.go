@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/augur-hpc/augur/predictor"
 	"github.com/augur-hpc/augur/predictor/eval"
@@ -99,6 +100,12 @@ func evalScripts(dir string, verbose, asJSON bool) error {
 		fmt.Printf("%-11s %7d %8d %6d %7d %8.1f%% %9d\n", s.Feature, s.Stated, s.Correct, s.Wrong, s.Missed, 100*s.Accuracy(), s.Spurious)
 	}
 	fmt.Printf("models that are a wrapper or a variable: %d; failed predictions: %d\n", rep.BadModels, rep.PredictErrs)
+	if si := rep.StandIns; si.Labelled+si.Other+si.Unlabeled > 0 {
+		model := rep.Scores[slices.Index(eval.ScoredFeatures, "model")]
+		fmt.Printf("workload names standing in for a model (model_from path): %d the labelled model, %d another name, %d where none is labelled;\n"+
+			"  counted as claims, the model row would read %d wrong and %d spurious (accuracy unchanged)\n",
+			si.Labelled, si.Other, si.Unlabeled, model.Wrong+si.Other, model.Spurious+si.Unlabeled)
+	}
 	if verbose {
 		for _, r := range rep.Results {
 			for _, name := range eval.ScoredFeatures {

@@ -1,0 +1,146 @@
+package predictor
+
+import (
+	"strings"
+	"unicode"
+)
+
+// A job's workload name stands in for its model where nothing in the
+// script names one: the project word of a job name (drq_breakout_all is
+// drq, train_mdlm is mdlm, MEGAN_f10_pat4 is megan) or of a program's or
+// directory's name once the words any project uses are gone
+// (roberta-training is roberta). It is reported with ModelFrom "path": the
+// name of a workload, not a claim about a model's size.
+
+// workloadName returns the project word of a name, with the version or
+// size that follows it ("dino-v3"), or "" when the name holds only words
+// any job uses: a task, a dataset, a framework, a cluster or a counter.
+func workloadName(name string) string {
+	if unexpanded(name) {
+		return ""
+	}
+	toks := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.'
+	})
+	for i, t := range toks {
+		t = strings.Trim(t, ".")
+		if !projectWord(t) {
+			continue
+		}
+		if i+1 < len(toks) && (isSize(toks[i+1]) || versionWord(toks[i+1])) {
+			return t + "-" + toks[i+1]
+		}
+		return t
+	}
+	return ""
+}
+
+// projectWord reports whether a word of a name can be a project's: three
+// or more characters, two of them letters, and none of the words any job
+// uses.
+func projectWord(t string) bool {
+	letters := 0
+	for _, c := range t {
+		if c >= 'a' && c <= 'z' {
+			letters++
+		}
+	}
+	if len(t) < 3 || letters < 2 || counterWord(t) || isSize(t) || versionWord(t) {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(t, "my"); ok && rest != "" && !projectWord(rest) {
+		return false // myrun, my_job
+	}
+	return !genericPrograms[t] && !stemWords[t] && !jobWords[t] && !pathWords[t] && !codeDirs[t] &&
+		!variantWords[t] && !notModels[t] && !isBoolWord(t) && len(ReadGPUNames(t)) == 0
+}
+
+// counterWord reports whether a word counts runs or settings rather than
+// naming anything: one or two letters then digits (f10, bs256, e42, lr3).
+func counterWord(t string) bool {
+	i := 0
+	for i < len(t) && t[i] >= 'a' && t[i] <= 'z' {
+		i++
+	}
+	return i <= 2 && i < len(t) && isDigits(t[i:]) || i > 2 && i < len(t) && isDigits(t[i:]) && counterPrefixes[t[:i]]
+}
+
+// versionWord reports whether a word is a release's version: v3, v1.5.
+func versionWord(t string) bool {
+	return len(t) > 1 && t[0] == 'v' && (isDigits(t[1:]) || isVersion(t[1:]))
+}
+
+var (
+	// jobWords are what job, program and directory names say besides the
+	// workload: the stage, the framework, the machine. A task or a dataset
+	// (translation, cifar10) is kept: it names a workload (Gavel's are
+	// named so).
+	jobWords = set(
+		// stages and kinds of run
+		"training", "trainer", "fine", "tuning", "finetuning", "finetuned", "pretrained", "pretrain", "tune",
+		"tuned", "sweep", "array", "example", "examples", "hello", "world", "tutorial", "template", "sample",
+		"samples", "check", "smoke", "quick", "fast", "slow", "full", "short", "long", "best", "last", "first",
+		"second", "final", "old", "real", "fixed", "save", "load", "and", "the", "for", "with", "from", "only",
+		"home", "exam", "homework", "project", "thesis", "workspace", "work", "code", "core", "cluster",
+		"prepare", "preprocess", "process", "prep", "setup", "install", "env", "submit", "launcher", "wrapper",
+		"script", "scripts", "batch", "sbatch", "srun", "slurm", "hpc", "node", "nodes", "multinode", "multigpu",
+		"singlegpu", "gpu", "gpus", "cpu", "cuda", "nccl", "mpi", "ddp", "fsdp", "deepspeed", "horovod",
+		"accelerate", "lightning", "pytorch", "torch", "tensorflow", "keras", "jax", "flax", "hf", "huggingface",
+		"transformers", "peft", "trl", "tf", "pt", "vllm", "megatron", "nemo", "torchrun", "distributed", "parallel",
+		"pipeline", "inference", "validation", "val", "valid", "testing", "tests", "evaluation", "eval",
+		"predict", "prediction", "score", "scoring", "benchmark", "bench", "results", "result", "output",
+		"outputs", "logs", "log", "checkpoint", "ckpt", "resume", "continue", "restart", "retrain", "lora",
+		"qlora", "sft", "dpo", "rlhf", "instruct", "chat", "seed", "run", "runs", "exp", "expt", "experiment",
+		"experiments", "trial", "version", "default", "custom", "base", "baseline", "ablation", "probe",
+		"probing", "linear",
+		// what kind of data, not which
+		"language", "vision", "speech", "audio", "video", "text", "image", "images",
+		// people and places
+		"user", "users", "mine", "ours", "lab", "group",
+		// a clone's branch
+		"master", "official", "dev")
+	// counterPrefixes are the longer words a counter starts with: step500,
+	// epoch10, fold3, run12.
+	counterPrefixes = set("step", "steps", "epoch", "epochs", "fold", "run", "iter", "seed", "part", "shard",
+		"split", "trial", "exp", "job", "task", "node", "nodes", "gpu", "gpus", "bs", "lr")
+)
+
+// trimWorkWords cuts the words any job uses from both ends of a program's
+// or directory's name (roberta-training is roberta, gcn_train is gcn,
+// finetune_lora_cuda_fixed is nothing), keeping its middle as written.
+func trimWorkWords(name string) string {
+	type span struct{ from, to int }
+	var words []span
+	start := -1
+	for i := 0; i <= len(name); i++ {
+		if i < len(name) && name[i] != '_' && name[i] != '-' && name[i] != '.' && name[i] != ' ' {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			words = append(words, span{start, i})
+			start = -1
+		}
+	}
+	work := func(s span) bool {
+		w := strings.ToLower(name[s.from:s.to])
+		return isDigits(w) || genericPrograms[w] || stemWords[w] || jobWords[w] || codeDirs[w] || pathWords[w] ||
+			counterWord(w) && !isSize(w)
+	}
+	for len(words) > 0 && work(words[0]) {
+		words = words[1:]
+	}
+	for len(words) > 0 && work(words[len(words)-1]) {
+		words = words[:len(words)-1]
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	t := name[words[0].from:words[len(words)-1].to]
+	if strings.IndexFunc(t, unicode.IsLetter) < 0 || isSize(strings.ToLower(t)) {
+		return "" // a size or a number alone
+	}
+	return t
+}
