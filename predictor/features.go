@@ -130,7 +130,16 @@ var (
 		"batch_size_per_gpu", "per_gpu_batch_size", "micro_batch_size_per_gpu", "batch_size_per_device",
 		"bsz", "micro_bsz", "train_bsz", "local_batch_size", "device_train_microbatch_size",
 		"local_micro_batch_size", "micro_train_batch_size", "batch_size_per_replica",
-		"max_sentences") // fairseq's sentences per GPU
+		"max_sentences", // fairseq's sentences per GPU
+		"batch_gpu", "images_per_gpu", "imgs_per_gpu", "samples_per_gpu", "batch_per_gpu", "batch_size_per_rank")
+	// perGPUBatchFlags say in their name that they count per GPU, and so
+	// win over a plain --batch beside them (EDM's --batch 128 --batch-gpu
+	// 16), whatever their order.
+	perGPUBatchFlags = set("per_device_train_batch_size", "micro_batch_size", "per_gpu_train_batch_size",
+		"train_micro_batch_size_per_gpu", "mbs", "micro_bs", "per_device_batch_size", "batch_size_per_gpu",
+		"per_gpu_batch_size", "micro_batch_size_per_gpu", "batch_size_per_device", "micro_bsz",
+		"device_train_microbatch_size", "local_micro_batch_size", "micro_train_batch_size", "batch_size_per_replica",
+		"batch_gpu", "images_per_gpu", "imgs_per_gpu", "samples_per_gpu", "batch_per_gpu", "batch_size_per_rank")
 	// evalBatchFlags give the batch of a job that only evaluates.
 	evalBatchFlags   = set("per_device_eval_batch_size", "eval_batch_size", "per_gpu_eval_batch_size")
 	globalBatchFlags = set("global_batch_size", "gbs", "global_bs", "total_batch_size")
@@ -234,6 +243,17 @@ func scriptFeatures(text string, sbatch []Option) Features {
 		}
 	}
 	sbatchFeatures(&f, sbatch)
+	if f.BatchSize == 0 && f.GlobalBatchSize > 0 && f.GPUs > 0 && f.Layers == 0 {
+		// DiT's --global-batch-size 256 on 4 GPUs is 64 a GPU: the global
+		// batch over the data-parallel ranks and the accumulation steps.
+		// Not for Megatron's shapes, whose tensor and pipeline splits are
+		// not read.
+		per := f.GlobalBatchSize / float64(f.GPUs) / max(f.GradAccum, 1)
+		if per >= 1 && per == math.Trunc(per) {
+			f.BatchSize = per
+			f.note("batch_size", f.From["global_batch_size"]+" / GPUs")
+		}
+	}
 	// The job name names the model when the commands do not, or name it
 	// less well (a family word, a program's name, llama2 where the job says
 	// Llama-2-13b); a family word alone (qwen-lora, granite_ft) names none,
@@ -637,6 +657,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	var layersFrom, hiddenFrom, vocabFrom string
 	fp8, fp8From := false, "" // FP8 with --bf16 beside it trains in FP8
 	evalBatch, evalBatchFrom := 0.0, ""
+	perGPUBatch := false // the batch was read from a flag that counts per GPU
 	configModel, configFrom := "", ""
 	flavor, flavorFrom := "", ""    // torchtitan's --model.flavor 8B sizes --model.name llama3
 	hfModel, hfFrom := "", ""       // an HF model id under another flag (--base, --tokenizer)
@@ -851,6 +872,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 			// --model_dir /gpfs/.../models/Llama-2-7b-hf: a local copy of one.
 			hfModel, hfFrom = normModel(v), k
 		case batchFlags[nk] && isNum:
+			if perGPUBatch && !perGPUBatchFlags[nk] {
+				continue
+			}
+			perGPUBatch = perGPUBatch || perGPUBatchFlags[nk]
 			f.BatchSize = num
 			f.note("batch_size", k)
 		case evalBatchFlags[nk] && isNum && evalBatch == 0:

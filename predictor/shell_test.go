@@ -474,6 +474,24 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python pretrain_bert.py --micro-batch-size 8`),
 			want:   Features{Launcher: "python", Program: "pretrain_bert.py", Model: "bert", ModelFrom: "path", BatchSize: 8},
 		},
+		"a per-GPU batch flag beats a plain one, in either order": {
+			script: sh(`#SBATCH --gres=gpu:4`, `torchrun --nproc-per-node 4 train.py --batch-gpu 16 --batch 128 --fp16 True`),
+			want: Features{Launcher: "torchrun", Program: "train.py", BatchSize: 16, Precision: "fp16", GPUs: 4},
+		},
+		"images per GPU": {
+			script: sh(`torchrun --nproc_per_node=8 tools/train_seg.py --images-per-gpu 12`),
+			want:   Features{Launcher: "torchrun", Program: "train_seg.py", Model: "seg", ModelFrom: "path", BatchSize: 12, GPUs: 8},
+		},
+		"a global batch over the GPUs": {
+			script: sh(`#SBATCH --gpus-per-node=4`, `#SBATCH --nodes=2`,
+				`srun torchrun --nnodes 2 --nproc_per_node 4 sample_ddp.py --global-batch-size 512 --grad-accum 2`),
+			want: Features{Launcher: "torchrun", Program: "sample_ddp.py", BatchSize: 32, GlobalBatchSize: 512, GradAccum: 2,
+				GPUs: 8},
+		},
+		"a global batch that does not divide stays global": {
+			script: sh(`#SBATCH --gres=gpu:3`, `python fit.py --global_batch_size 1000`),
+			want:   Features{Launcher: "python", Program: "fit.py", Model: "fit", ModelFrom: "path", GlobalBatchSize: 1000, GPUs: 3},
+		},
 		"Megatron-LM shape": {
 			script: sh(`GPT_ARGS="--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 4 --global-batch-size 256 --bf16"`,
 				`torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py $GPT_ARGS --train-iters 100000`),
