@@ -476,7 +476,7 @@ func TestFrameworkConventions(t *testing.T) {
 		},
 		"a per-GPU batch flag beats a plain one, in either order": {
 			script: sh(`#SBATCH --gres=gpu:4`, `torchrun --nproc-per-node 4 train.py --batch-gpu 16 --batch 128 --fp16 True`),
-			want: Features{Launcher: "torchrun", Program: "train.py", BatchSize: 16, Precision: "fp16", GPUs: 4},
+			want:   Features{Launcher: "torchrun", Program: "train.py", BatchSize: 16, Precision: "fp16", GPUs: 4},
 		},
 		"images per GPU": {
 			script: sh(`torchrun --nproc_per_node=8 tools/train_seg.py --images-per-gpu 12`),
