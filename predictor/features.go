@@ -181,7 +181,7 @@ var launchers = map[string]string{
 	"torchrun": "torchrun", "deepspeed": "deepspeed", "accelerate": "accelerate", "srun": "srun",
 	"mpirun": "mpirun", "mpiexec": "mpirun", "horovodrun": "horovodrun", "python": "python",
 	"python3": "python", "python2": "python", "ipython": "python", "torch.distributed.run": "torchrun", "fabric": "python",
-	"torch.distributed.launch": "torchrun", "lightning": "python", "composer": "torchrun",
+	"torch.distributed.launch": "torchrun", "lightning": "python", "composer": "torchrun", "torchpack": "mpirun",
 }
 
 // genericPrograms say nothing about the model they train.
@@ -726,8 +726,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 		if strings.Contains(nk, ".") {
 			parts := strings.Split(nk, ".")
 			last := parts[len(parts)-1]
+			// --model.init_args.name_or_path is the model's own; a key of
+			// a part of it (--model.encoders.camera.backbone.init_cfg.checkpoint)
+			// is not.
+			ownKey := !slices.ContainsFunc(parts[1:len(parts)-1], func(p string) bool { return p != "init_args" && p != "dict_kwargs" })
 			switch {
-			case parts[0] == "model" && modelNameKeys[last]:
+			case parts[0] == "model" && modelNameKeys[last] && ownKey:
 				nk = "model"
 			case parts[0] == "model" && last == "flavor":
 				nk = "model_flavor"

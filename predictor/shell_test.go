@@ -492,6 +492,14 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:3`, `python fit.py --global_batch_size 1000`),
 			want:   Features{Launcher: "python", Program: "fit.py", Model: "fit", ModelFrom: "path", GlobalBatchSize: 1000, GPUs: 3},
 		},
+		"torchpack dist-run starts the program with mpirun": {
+			script: sh(`#SBATCH --gres=gpu:4`, `torchpack dist-run -np 4 -v python tools/train.py configs/seg/b2.yaml --fp16 --run-dir runs/b2`),
+			want:   Features{Launcher: "mpirun", Program: "train.py", Precision: "fp16", GPUs: 4},
+		},
+		"a part's checkpoint under --model. is no model": {
+			script: sh(`python tools/train.py configs/det/fuser.yaml --model.encoders.camera.backbone.init_cfg.checkpoint pretrained/swint-nuimages.pth --model.init_args.name_or_path gpt2-medium`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "gpt2-medium", ModelFrom: "flag"},
+		},
 		"Megatron-LM shape": {
 			script: sh(`GPT_ARGS="--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 4 --global-batch-size 256 --bf16"`,
 				`torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py $GPT_ARGS --train-iters 100000`),

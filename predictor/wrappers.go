@@ -185,6 +185,11 @@ func peel(words []string) launch {
 			if next == "run" {
 				i++ // fabric run [options] train.py
 			}
+		case "torchpack":
+			if next != "dist-run" {
+				break
+			}
+			i++ // torchpack dist-run -np 4 python train.py: MIT HAN Lab's mpirun front end
 		case "accelerate":
 			if next == "launch" {
 				i++
