@@ -124,7 +124,7 @@ var (
 		"init_from", "restore_from_path", "weights", "factory", "base_model", "pretrained", "hf_model_name",
 		"bert_model", "pretrained_model", "model_checkpoint", "base_model_name_or_path", "model_name_or_dir",
 		"model_type_or_path")
-	batchFlags = set("batch_size", "b", "bs", "per_device_train_batch_size", "micro_batch_size",
+	batchFlags = set("batch_size", "b", "bs", "bsize", "per_device_train_batch_size", "micro_batch_size",
 		"per_gpu_train_batch_size", "train_batch_size", "train_micro_batch_size_per_gpu", "mbs",
 		"batch", "batchsize", "train_bs", "micro_bs", "per_device_batch_size", "batch_size_training",
 		"batch_size_per_gpu", "per_gpu_batch_size", "micro_batch_size_per_gpu", "batch_size_per_device",
@@ -380,8 +380,18 @@ func launchScore(f Features) int {
 			break
 		}
 	}
+	stem := programStem(f.Program)
+	if evalPrograms[stem] || slices.ContainsFunc(strings.FieldsFunc(stem, func(r rune) bool { return r == '_' || r == '-' }),
+		func(w string) bool { return evalPrograms[w] }) {
+		s -= 2 // main.py then eval.py over its checkpoint: the training is the launch
+	}
 	return s
 }
+
+// evalPrograms name programs that evaluate or sample from a model rather
+// than train it.
+var evalPrograms = set("eval", "evaluate", "evaluation", "test", "inference", "infer", "predict", "sample", "sampling",
+	"generate", "score", "validate", "benchmark")
 
 // modelRank orders where a model name came from: a flag says it best, a
 // config file's or the job's name next, the program's path least.
@@ -487,8 +497,9 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 	}
 	bareScript := false
 	args := words[min(prog+1, len(words)):]
-	if prog < len(words) && consoleScripts[path.Base(words[prog])] != 0 {
-		// axolotl train cfg.yml, litgpt finetune_lora MODEL, vllm serve MODEL.
+	if prog < len(words) && (consoleScripts[path.Base(words[prog])] != 0 || l.launcher == "" && trainingConsole(words[prog])) {
+		// axolotl train cfg.yml, litgpt finetune_lora MODEL, vllm serve MODEL,
+		// nequip-train config.yaml.
 		subs := consoleScripts[path.Base(words[prog])]
 		name := path.Base(words[prog])
 		for subs > 0 && len(args) > 0 && isSubcommand(args[0]) {
@@ -508,6 +519,11 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 			// The console script's own name says nothing of the model.
 			f.Model, f.ModelFrom = "", ""
 			delete(f.From, "model")
+		}
+		if w := trimWorkWords(strings.ToLower(name)); f.Model == "" && consoleScripts[path.Base(words[prog])] == 0 && w != "" {
+			// mace_run_train: a package's own training command names its work.
+			f.Model, f.ModelFrom = w, "path"
+			f.note("model", "program "+name)
 		}
 		if m := consoleModel[strings.ToLower(path.Base(words[prog]))]; m != "" && f.Model == "" {
 			// nnUNetv2_train DATASET 3d_fullres FOLD: the program trains one model.
@@ -591,6 +607,20 @@ var consoleScripts = map[string]int{"axolotl": 1, "llamafactory-cli": 1, "litgpt
 	"text-generation-launcher": -1, "sglang": 1, "levanter": 1, "open_clip_train": -1, "mmdet": 1,
 	"huggingface-trainer": -1, "swift": 1, "xtuner": 1, "unsloth": 1,
 	"transformers-cli": 1, "transformers": 1, "nnUNet_train": -1, "nnUNetv2_train": -1}
+
+// trainingConsole reports whether a bare command is a package's training
+// entry point, named so (nequip-train, mace_run_train, open_clip_train):
+// no file extension, and "train", "finetune" or "pretrain" one of its words.
+func trainingConsole(w string) bool {
+	base := strings.ToLower(path.Base(w))
+	if unexpanded(w) || path.Ext(base) != "" || isShellName(w) {
+		return false
+	}
+	words := strings.FieldsFunc(base, func(r rune) bool { return r == '-' || r == '_' })
+	return len(words) > 1 && slices.ContainsFunc(words, func(w string) bool {
+		return w == "train" || w == "finetune" || w == "pretrain"
+	})
+}
 
 // consoleModel are the console scripts that train one model, by their
 // lower-case names.

@@ -74,6 +74,8 @@ var gpuSpellings = map[string]GPUName{
 	"p100": {"p100", 0}, "p40": {"p40", 0},
 	"k40": {"k40", 0}, "k80": {"k80", 0}, "m40": {"m40", 0}, "m60": {"m60", 0},
 	"rtx6000": {"rtx6000", 0}, "rtx8000": {"rtx8000", 0}, "rtx6k": {"rtx6000", 0}, "rtx8k": {"rtx8000", 0},
+	// The RTX 6000 Ada: partitions and gres types say 6000ada.
+	"rtx6000ada": {"rtx6000ada", 48}, "6000ada": {"rtx6000ada", 48},
 	"titanrtx": {"titanrtx", 0}, "titanv": {"titanv", 0}, "titanx": {"titanx", 0}, "titanxp": {"titanxp", 0},
 	"gtx1080": {"gtx1080", 0}, "gtx1080ti": {"gtx1080ti", 0},
 	"rtx2080": {"rtx2080", 0}, "rtx2080ti": {"rtx2080ti", 0},
@@ -138,6 +140,13 @@ func ReadGPUNames(name string) []GPUName {
 			last, gpu = len(out)-1, false
 			continue
 		}
+		if g, ok := afterMaker(words[i]); ok {
+			// teslaM40, nvidiaA100, quadroRTX8000: the maker's word run
+			// into the type.
+			out = append(out, g)
+			last, gpu = len(out)-1, false
+			continue
+		}
 		if gpuFiller[words[i]] {
 			gpu = gpu || strings.HasPrefix(words[i], "gpu")
 			continue
@@ -167,6 +176,20 @@ func spelled(words []string) (GPUName, int, bool) {
 		}
 	}
 	return best, took, took > 0
+}
+
+// afterMaker reads one word that is a maker's or line's name run into a
+// type ("teslam40", "nvidiaa100", "quadrortx8000").
+func afterMaker(w string) (GPUName, bool) {
+	for _, maker := range []string{"tesla", "nvidia", "quadro", "geforce"} {
+		if rest, ok := strings.CutPrefix(w, maker); ok && rest != "" {
+			if g, ok := gpuSpellings[rest]; ok {
+				return g, true
+			}
+			return spelledPrefix(rest)
+		}
+	}
+	return GPUName{}, false
 }
 
 // spelledPrefix reads one word that starts with a spelling and goes on with

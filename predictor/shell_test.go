@@ -500,6 +500,26 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python tools/train.py configs/det/fuser.yaml --model.encoders.camera.backbone.init_cfg.checkpoint pretrained/swint-nuimages.pth --model.init_args.name_or_path gpt2-medium`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "gpt2-medium", ModelFrom: "flag"},
 		},
+		"a package's training command": {
+			script: sh(`#SBATCH --gres=gpu:a100:1`, `mace_run_train \`, `  --name="run1" --model="MACE" --batch_size=32 --device=cuda`),
+			want: Features{Launcher: "python", Program: "mace_run_train", Model: "mace", ModelFrom: "flag", BatchSize: 32, GPUs: 1,
+				GPUType: "a100"},
+		},
+		"a package's training command names its work": {
+			script: sh(`nequip-train configs/minimal.yaml`),
+			want:   Features{Launcher: "python", Program: "nequip-train", Model: "nequip", ModelFrom: "path"},
+		},
+		"training, then evaluation of its checkpoint": {
+			script: sh(`bs=4096`, `python main.py --batch-size $bs --epochs 20`,
+				`for t in coco flickr; do python eval.py --task $t --vision-model facebook/dinov2-large --batch_size 32; done`),
+			// The evaluation fills in what the training leaves unsaid: its model.
+			want: Features{Launcher: "python", Program: "main.py", Model: "facebook/dinov2-large", ModelFrom: "flag", BatchSize: 4096,
+				Epochs: 20},
+		},
+		"--bsize": {
+			script: sh(`python -m code.train_contrastive --net dinov3_vitl16 --bsize 8`),
+			want:   Features{Launcher: "python", Program: "-m code.train_contrastive", BatchSize: 8, Model: "dinov3_vitl16", ModelFrom: "flag"},
+		},
 		"Megatron-LM shape": {
 			script: sh(`GPT_ARGS="--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 4 --global-batch-size 256 --bf16"`,
 				`torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py $GPT_ARGS --train-iters 100000`),
