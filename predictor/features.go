@@ -266,9 +266,10 @@ func scriptFeatures(text string, sbatch []Option) Features {
 			f.note("model", "#SBATCH --job-name")
 		}
 	}
-	if f.Model == "" {
+	if f.Model == "" || f.ModelFrom == "path" && stemStandIn(f) {
 		// Nothing names a model: the job's name names its workload
-		// (train_mdlm, drq_breakout_all, uORF).
+		// (train_mdlm, drq_breakout_all, uORF), and says more of it than
+		// the program's file name (ddpm for unet.py, GWEN for train_gnn.py).
 		if w := workloadName(f.JobName); w != "" {
 			f.Model, f.ModelFrom = w, "path"
 			f.note("model", "#SBATCH --job-name")
@@ -284,6 +285,20 @@ func scriptFeatures(text string, sbatch []Option) Features {
 	}
 	resolveUnknown(&f)
 	return f
+}
+
+// stemStandIn reports whether the model standing in is the program's file
+// name (train_gnn.py is gnn), not a package's, a directory's or a flag's.
+func stemStandIn(f Features) bool {
+	return !isModuleProgram(f.Program) && f.Model == strings.ToLower(trimWorkWords(programStem(f.Program)))
+}
+
+// isModuleProgram reports whether a program is a python module (-m
+// src.train, or torchrun's poet_2.training.train) rather than a file.
+func isModuleProgram(program string) bool {
+	ext := path.Ext(program)
+	return strings.HasPrefix(program, "-m ") || ext != "" && !strings.Contains(program, "/") &&
+		!slices.Contains([]string{".py", ".sh", ".bash", ".pl", ".r", ".jl", ".lua", ".exe", ".x", ".bin"}, strings.ToLower(ext))
 }
 
 // maxJoin is how many lines a construct that does not parse alone (an
@@ -486,6 +501,7 @@ func normFlag(w string) string {
 // false for commands that launch nothing recognisable (module load, mkdir,
 // nvidia-smi, a container running a shell script).
 func commandFeatures(words []string, workdir string, env map[string]string) (Features, bool) {
+	words = moduleConsoles(words)
 	l := peel(words)
 	f := Features{Launcher: l.launcher, ZeROStage: l.zero, Precision: l.precision}
 	f.note("zero_stage", l.zeroFrom)
@@ -607,6 +623,21 @@ var consoleScripts = map[string]int{"axolotl": 1, "llamafactory-cli": 1, "litgpt
 	"text-generation-launcher": -1, "sglang": 1, "levanter": 1, "open_clip_train": -1, "mmdet": 1,
 	"huggingface-trainer": -1, "swift": 1, "xtuner": 1, "unsloth": 1,
 	"transformers-cli": 1, "transformers": 1, "nnUNet_train": -1, "nnUNetv2_train": -1}
+
+// consoleModules are console scripts run as python modules, by module:
+// python -m torchtune._cli.tune run ... is tune run ....
+var consoleModules = map[string]string{"torchtune._cli.tune": "tune"}
+
+// moduleConsoles rewrites python -m MODULE into the console script the
+// module is.
+func moduleConsoles(words []string) []string {
+	for i := 1; i+1 < len(words); i++ {
+		if c, ok := consoleModules[words[i+1]]; ok && words[i] == "-m" && strings.HasPrefix(path.Base(words[i-1]), "python") {
+			return slices.Concat(words[:i-1], []string{c}, words[i+2:])
+		}
+	}
+	return words
+}
 
 // trainingConsole reports whether a bare command is a package's training
 // entry point, named so (nequip-train, mace_run_train, open_clip_train):
@@ -858,6 +889,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
 			} else if m := normModel(v); validModel(m) {
+				f.Model, f.ModelFrom = m, "flag"
+				f.note("model", k)
+			} else if m := familyModel(path.Base(path.Dir(strings.TrimRight(v, "/")))); checkpointDir(v) && m != "" &&
+				!bareFamily(m) && validModel(m) {
+				// .../Qwen3-8B-SFT_hotpotqa/checkpoint-368: a checkpoint of
+				// the model its run directory names.
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
 			}
@@ -1144,7 +1181,9 @@ func envFeatures(f *Features, env map[string]string) {
 var tools = set("all_reduce_perf", "all_gather_perf", "alltoall_perf", "broadcast_perf", "reduce_scatter_perf",
 	"sendrecv_perf", "gpu_burn", "dcgmproftester", "nvidia-smi", "hostname", "echo", "sleep", "cat", "true", "nvcc", "env", "printenv", "date", "ls",
 	"pwd", "module", "git", "pip", "pip3", "wandb", "tensorboard", "jupyter", "nproc", "lscpu", "free", "df", "du",
-	"rsync", "cp", "mv", "tar", "mkdir", "rm", "touch", "which", "uname", "ulimit", "numastat", "dcgmi", "nvidia-debugdump")
+	"rsync", "cp", "mv", "tar", "mkdir", "rm", "touch", "which", "uname", "ulimit", "numastat", "dcgmi", "nvidia-debugdump",
+	"ip", "ifconfig", "ping", "ss", "netstat", "ibstat", "ibv_devinfo", "ibv_devices", "lspci", "lsof", "ps", "top",
+	"rocm-smi", "scontrol", "squeue", "sinfo", "sacct", "printf", "tee", "head", "tail", "grep", "awk", "sed")
 
 // setupModules and setupPrograms are what jobs run with python before
 // training: installers, environment checks.
@@ -1199,6 +1238,18 @@ func namesAModel(m string) bool {
 	familyAlone := bareFamily(m) && !strings.ContainsAny(m, "0123456789")
 	generationAlone := strings.Contains(m, ".") && !strings.Contains(m, "-")
 	return m != "" && !familyAlone && !generationAlone
+}
+
+// checkpointDir reports whether a path's last name is a checkpoint's
+// (checkpoint-368, global_step500, ckpt_best), which names no model.
+func checkpointDir(v string) bool {
+	base := strings.ToLower(path.Base(strings.TrimRight(v, "/")))
+	for _, p := range []string{"checkpoint", "ckpt", "global_step", "step_", "epoch_"} {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // isCommitHash reports whether a word is a git commit or content hash (a
@@ -1287,6 +1338,9 @@ func familyModel(s string) string {
 			j++
 		} else if j < len(toks) && len(toks[j]) <= 4 && isVersion(toks[j]) {
 			fam += "-" + toks[j] // llama-3.1-8b
+			j++
+		} else if j+1 < len(toks) && versionWord(toks[j]) && (isSize(toks[j+1]) || variantWords[toks[j+1]]) {
+			fam += "-" + toks[j] // deepseek_v3_1b, yolo_v8_l
 			j++
 		}
 		if j+1 < len(toks) && modelKinds[toks[j]] && isSize(toks[j+1]) {
@@ -1714,9 +1768,7 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 	}
 	stem := programStem(program)
 	// -m src.train, or torchrun's module named alone (poet_2.training.train).
-	ext := path.Ext(program)
-	isModule := strings.HasPrefix(stem, "-m ") || ext != "" && !strings.Contains(program, "/") &&
-		!slices.Contains([]string{".py", ".sh", ".bash", ".pl", ".r", ".jl", ".lua", ".exe", ".x", ".bin"}, strings.ToLower(ext))
+	isModule := isModuleProgram(program)
 	stem = strings.TrimPrefix(stem, "-m ")
 	module := ""
 	if i := strings.LastIndexByte(stem, '.'); i >= 0 && isModule {
@@ -1733,13 +1785,16 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 		// python -m src.model.faster_rcnn.scripts.train: the module's package names it.
 		return m, "program", "program " + program
 	}
+	if top, _, _ := strings.Cut(module, "/"); isModule && !codeDirs[top] && !genericPrograms[top] && !unexpanded(top) {
+		// -m poet_2.training.train, -m canvit_train.harness.run: the
+		// package is the project.
+		if t := trimWorkWords(top); t != "" {
+			return t, "path", "program " + program
+		}
+	}
 	if t := trimWorkWords(stem); t != "" && !genericWords(t) && !unexpanded(t) {
 		// gcn_train.py, train_roberta.py: the program's own word.
 		return t, "path", "program " + program
-	}
-	if top, _, _ := strings.Cut(module, "/"); isModule && top != "" && !codeDirs[top] && !genericPrograms[top] && !unexpanded(top) {
-		// -m poet_2.training.train: the package is the project.
-		return top, "path", "program " + program
 	}
 	// The directory the program is in (python /shared/examples/mingpt/main.py),
 	// else the one the command runs in.

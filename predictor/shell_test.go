@@ -520,6 +520,31 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python -m code.train_contrastive --net dinov3_vitl16 --bsize 8`),
 			want:   Features{Launcher: "python", Program: "-m code.train_contrastive", BatchSize: 8, Model: "dinov3_vitl16", ModelFrom: "flag"},
 		},
+		"torchtune run as a python module": {
+			script: sh(`#SBATCH --gpus-per-node=8`, `python -m torchtune._cli.tune run --nproc_per_node=8 lora_finetune_distributed --config llama3_1/70B_lora`),
+			want: Features{Launcher: "torchrun", Program: "lora_finetune_distributed", Model: "llama3.1-70b", ModelFrom: "config",
+				Tuning: "lora", GPUs: 8},
+		},
+		"a checkpoint of a run named for its model": {
+			script: sh(`MODEL_PATH=/share/ckpts/Qwen3-8B-SFT_hotpotqa_ep3/checkpoint-368`, `python grpo.py --model_path ${MODEL_PATH}`),
+			want:   Features{Launcher: "python", Program: "grpo.py", Model: "qwen3-8b", ModelFrom: "flag"},
+		},
+		"a network probe under srun is no program": {
+			script: sh(`#SBATCH --job-name=aurora-train`, `srun --ntasks=2 ip addr show eno2np0`, `torchrun --nproc_per_node 4 train.py`),
+			want:   Features{Launcher: "torchrun", Program: "train.py", Model: "aurora", ModelFrom: "path", GPUs: 4, JobName: "aurora-train"},
+		},
+		"the job's name says more than the program's": {
+			script: sh(`#SBATCH -J ddpm`, `python unet.py --epochs 5`),
+			want:   Features{Launcher: "python", Program: "unet.py", Model: "ddpm", ModelFrom: "path", Epochs: 5, JobName: "ddpm"},
+		},
+		"a package's name says more than the job's": {
+			script: sh(`#SBATCH -J distill-a100`, `srun python -m canvit_train.harness.run distill`),
+			want:   Features{Launcher: "srun", Program: "-m canvit_train.harness.run", Model: "canvit", ModelFrom: "path", JobName: "distill-a100"},
+		},
+		"a dataset in a job's name names no model": {
+			script: sh(`#SBATCH -J horovod_tensorflow_mnist`, `python Unet.py`),
+			want:   Features{Launcher: "python", Program: "Unet.py", Model: "unet", ModelFrom: "path", JobName: "horovod_tensorflow_mnist"},
+		},
 		"Megatron-LM shape": {
 			script: sh(`GPT_ARGS="--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 4 --global-batch-size 256 --bf16"`,
 				`torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py $GPT_ARGS --train-iters 100000`),

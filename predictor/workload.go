@@ -24,7 +24,7 @@ func workloadName(name string) string {
 	})
 	for i, t := range toks {
 		t = strings.Trim(t, ".")
-		if !projectWord(t) {
+		if !projectWord(t) || dataWords[t] {
 			continue
 		}
 		if i+1 < len(toks) && (isSize(toks[i+1]) || versionWord(toks[i+1])) {
@@ -98,7 +98,18 @@ var (
 		// people and places
 		"user", "users", "mine", "ours", "lab", "group",
 		// a clone's branch
-		"master", "official", "dev")
+		"master", "official", "dev",
+		// how a run went
+		"optimized", "optimised", "combined", "harness", "reproduce", "reproduction", "improved", "modified",
+		"updated", "simple", "basic", "standard", "original", "latest", "debugging")
+	// dataWords are datasets. A directory named for one names a workload
+	// (Gavel's cifar10); a job named for one trains some model on it
+	// (horovod_tensorflow_mnist), so its project word is another.
+	dataWords = set("cifar", "cifar10", "cifar100", "mnist", "fmnist", "imagenet", "imagenet1k", "imagenet21k", "coco",
+		"voc", "cityscapes", "ade20k", "kitti", "nuscenes", "waymo", "shakespeare", "wikitext", "openwebtext", "owt",
+		"pile", "glue", "superglue", "squad", "imdb", "sst2", "mnli", "qqp", "librispeech", "commonvoice", "era5",
+		"celeba", "celebahq", "ffhq", "lsun", "gsm8k", "alpaca", "dolly", "redpajama", "fineweb", "slimpajama",
+		"hotpotqa", "mmlu", "humaneval", "ultrachat", "sharegpt", "laion", "cc3m", "cc12m", "kinetics", "ucf101")
 	// counterPrefixes are the longer words a counter starts with: step500,
 	// epoch10, fold3, run12.
 	counterPrefixes = set("step", "steps", "epoch", "epochs", "fold", "run", "iter", "seed", "part", "shard",
@@ -132,8 +143,8 @@ func trimWorkWords(name string) string {
 	for len(words) > 0 && work(words[0]) {
 		words = words[1:]
 	}
-	for len(words) > 0 && work(words[len(words)-1]) {
-		words = words[:len(words)-1]
+	for len(words) > 0 && work(words[len(words)-1]) && !(len(words) > 1 && isDigits(name[words[len(words)-1].from:words[len(words)-1].to])) {
+		words = words[:len(words)-1] // but a number after a name is its version: poet_2
 	}
 	if len(words) == 0 {
 		return ""
