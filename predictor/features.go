@@ -266,10 +266,12 @@ func scriptFeatures(text string, sbatch []Option) Features {
 			f.note("model", "#SBATCH --job-name")
 		}
 	}
-	if f.Model == "" || f.ModelFrom == "path" && stemStandIn(f) {
+	if f.Model == "" || f.ModelFrom == "path" && stemStandIn(f) && !strings.Contains(strings.ToLower(f.JobName), f.Model) {
 		// Nothing names a model: the job's name names its workload
 		// (train_mdlm, drq_breakout_all, uORF), and says more of it than
-		// the program's file name (ddpm for unet.py, GWEN for train_gnn.py).
+		// the program's file name (ddpm for unet.py, GWEN for
+		// train_gnn.py) unless it agrees (train_controlnet.py in a job
+		// named surgery_controlnet_v2).
 		if w := workloadName(f.JobName); w != "" {
 			f.Model, f.ModelFrom = w, "path"
 			f.note("model", "#SBATCH --job-name")

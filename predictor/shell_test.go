@@ -537,6 +537,11 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`#SBATCH -J ddpm`, `python unet.py --epochs 5`),
 			want:   Features{Launcher: "python", Program: "unet.py", Model: "ddpm", ModelFrom: "path", Epochs: 5, JobName: "ddpm"},
 		},
+		"a program's name the job's name agrees with": {
+			script: sh(`#SBATCH -J surgery_controlnet_v2`, `accelerate launch train_controlnet.py`),
+			want: Features{Launcher: "accelerate", Program: "train_controlnet.py", Model: "controlnet", ModelFrom: "path",
+				JobName: "surgery_controlnet_v2"},
+		},
 		"a package's name says more than the job's": {
 			script: sh(`#SBATCH -J distill-a100`, `srun python -m canvit_train.harness.run distill`),
 			want:   Features{Launcher: "srun", Program: "-m canvit_train.harness.run", Model: "canvit", ModelFrom: "path", JobName: "distill-a100"},
