@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"cmp"
 	"iter"
 	"math"
 	"path"
@@ -515,10 +516,14 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 	}
 	bareScript := false
 	args := words[min(prog+1, len(words)):]
-	if prog < len(words) && (consoleScripts[path.Base(words[prog])] != 0 || l.launcher == "" && trainingConsole(words[prog])) {
+	trainSubs := 0
+	if prog < len(words) && consoleScripts[path.Base(words[prog])] == 0 && l.launcher == "" {
+		trainSubs = trainingConsole(words[prog], args)
+	}
+	if prog < len(words) && (consoleScripts[path.Base(words[prog])] != 0 || trainSubs != 0) {
 		// axolotl train cfg.yml, litgpt finetune_lora MODEL, vllm serve MODEL,
-		// nequip-train config.yaml.
-		subs := consoleScripts[path.Base(words[prog])]
+		// nequip-train config.yaml, uv run hatelens train cfg.yaml.
+		subs := cmp.Or(consoleScripts[path.Base(words[prog])], trainSubs)
 		name := path.Base(words[prog])
 		for subs > 0 && len(args) > 0 && isSubcommand(args[0]) {
 			name += " " + args[0]
@@ -641,19 +646,35 @@ func moduleConsoles(words []string) []string {
 	return words
 }
 
-// trainingConsole reports whether a bare command is a package's training
-// entry point, named so (nequip-train, mace_run_train, open_clip_train):
-// no file extension, and "train", "finetune" or "pretrain" one of its words.
-func trainingConsole(w string) bool {
+// trainingConsole reads a bare command as a package's training entry
+// point, as consoleScripts gives them (-1: no subcommand, 1: one), or 0:
+// one named for training (nequip-train, mace_run_train, or a project's
+// train run by uv run train --model vicreg), or one given a training
+// subcommand (hatelens train cfg.yaml). Build tools (make train) and the
+// system's commands are none.
+func trainingConsole(w string, args []string) int {
 	base := strings.ToLower(path.Base(w))
-	if unexpanded(w) || path.Ext(base) != "" || isShellName(w) {
-		return false
+	if unexpanded(w) || path.Ext(base) != "" || isShellName(w) || tools[base] || buildTools[base] || launchers[base] != "" {
+		return 0
 	}
 	words := strings.FieldsFunc(base, func(r rune) bool { return r == '-' || r == '_' })
-	return len(words) > 1 && slices.ContainsFunc(words, func(w string) bool {
-		return w == "train" || w == "finetune" || w == "pretrain"
-	})
+	switch {
+	case slices.ContainsFunc(words, trainWord) && (len(words) > 1 || len(args) > 0 && strings.HasPrefix(args[0], "-")):
+		return -1
+	case len(args) > 0 && trainWord(args[0]):
+		return 1
+	}
+	return 0
 }
+
+// trainWord is a word that means training.
+func trainWord(w string) bool {
+	return w == "train" || w == "finetune" || w == "pretrain" || w == "fit"
+}
+
+// buildTools run a project's tasks by name (make train): what they run is
+// not in the script.
+var buildTools = set("make", "gmake", "just", "invoke", "inv", "task", "ninja", "cmake", "snakemake", "nextflow", "tox", "nox")
 
 // consoleModel are the console scripts that train one model, by their
 // lower-case names.
@@ -1185,7 +1206,10 @@ var tools = set("all_reduce_perf", "all_gather_perf", "alltoall_perf", "broadcas
 	"pwd", "module", "git", "pip", "pip3", "wandb", "tensorboard", "jupyter", "nproc", "lscpu", "free", "df", "du",
 	"rsync", "cp", "mv", "tar", "mkdir", "rm", "touch", "which", "uname", "ulimit", "numastat", "dcgmi", "nvidia-debugdump",
 	"ip", "ifconfig", "ping", "ss", "netstat", "ibstat", "ibv_devinfo", "ibv_devices", "lspci", "lsof", "ps", "top",
-	"rocm-smi", "scontrol", "squeue", "sinfo", "sacct", "printf", "tee", "head", "tail", "grep", "awk", "sed")
+	"rocm-smi", "scontrol", "squeue", "sinfo", "sacct", "printf", "tee", "head", "tail", "grep", "awk", "sed",
+	"find", "ln", "wget", "curl", "unzip", "zip", "gzip", "gunzip", "xargs", "chmod", "chown", "scp", "ssh", "stat",
+	"wc", "sort", "uniq", "cut", "tr", "basename", "dirname", "realpath", "readlink", "seq", "conda", "mamba",
+	"micromamba", "apptainer", "singularity", "docker", "podman", "enroot", "huggingface-cli", "hf", "aws", "gsutil")
 
 // setupModules and setupPrograms are what jobs run with python before
 // training: installers, environment checks.

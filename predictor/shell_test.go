@@ -550,6 +550,18 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`#SBATCH -J horovod_tensorflow_mnist`, `python Unet.py`),
 			want:   Features{Launcher: "python", Program: "Unet.py", Model: "unet", ModelFrom: "path", JobName: "horovod_tensorflow_mnist"},
 		},
+		"a project's console script given a training subcommand": {
+			script: sh(`CONFIG="${2:-configs/models/bert-base.yaml}"`, `exec uv run hatelens train "$CONFIG" --dataset dynahate`),
+			want:   Features{Launcher: "python", Program: "hatelens train", Model: "bert-base", ModelFrom: "config"},
+		},
+		"a project's train command under uv run": {
+			script: sh(`uv run train --model vicreg --wandb`),
+			want:   Features{Launcher: "python", Program: "train", Model: "vicreg", ModelFrom: "flag"},
+		},
+		"make train runs what the script does not show": {
+			script: sh(`make train`, `find train -name '*.tmp' -delete`),
+			want:   Features{},
+		},
 		"Megatron-LM shape": {
 			script: sh(`GPT_ARGS="--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 4 --global-batch-size 256 --bf16"`,
 				`torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py $GPT_ARGS --train-iters 100000`),
