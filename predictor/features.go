@@ -646,12 +646,12 @@ func moduleConsoles(words []string) []string {
 	return words
 }
 
-// trainingConsole reads a bare command as a package's training entry
-// point, as consoleScripts gives them (-1: no subcommand, 1: one), or 0:
-// one named for training (nequip-train, mace_run_train, or a project's
-// train run by uv run train --model vicreg), or one given a training
-// subcommand (hatelens train cfg.yaml). Build tools (make train) and the
-// system's commands are none.
+// trainingConsole reports whether a bare command is a package's training
+// entry point, in consoleScripts' terms: -1 for one named for training
+// (nequip-train, mace_run_train, or a project's train given flags: uv run
+// train --model vicreg), 1 for one given a training subcommand (hatelens
+// train cfg.yaml), 0 for none. Build tools (make train) and the system's
+// commands are none.
 func trainingConsole(w string, args []string) int {
 	base := strings.ToLower(path.Base(w))
 	if unexpanded(w) || path.Ext(base) != "" || isShellName(w) || tools[base] || buildTools[base] || launchers[base] != "" {

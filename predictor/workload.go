@@ -12,9 +12,10 @@ import (
 // (roberta-training is roberta). It is reported with ModelFrom "path": the
 // name of a workload, not a claim about a model's size.
 
-// workloadName returns the project word of a name, with the version or
-// size that follows it ("dino-v3"), or "" when the name holds only words
-// any job uses: a task, a dataset, a framework, a cluster or a counter.
+// workloadName returns the project word of a job's name, with the version
+// or size that follows it ("dino-v3"), or "" when the name holds only
+// words any job uses (a stage, a framework, a machine, a counter) and
+// datasets.
 func workloadName(name string) string {
 	if unexpanded(name) {
 		return ""
@@ -143,8 +144,11 @@ func trimWorkWords(name string) string {
 	for len(words) > 0 && work(words[0]) {
 		words = words[1:]
 	}
-	for len(words) > 0 && work(words[len(words)-1]) && !(len(words) > 1 && isDigits(name[words[len(words)-1].from:words[len(words)-1].to])) {
-		words = words[:len(words)-1] // but a number after a name is its version: poet_2
+	for len(words) > 0 && work(words[len(words)-1]) {
+		if last := words[len(words)-1]; len(words) > 1 && isDigits(name[last.from:last.to]) {
+			break // a number after a name is its version: poet_2
+		}
+		words = words[:len(words)-1]
 	}
 	if len(words) == 0 {
 		return ""
