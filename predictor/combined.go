@@ -86,7 +86,7 @@ func (c *Combined) predictMem(p *Prediction, job Job, f Features, history []Outc
 		// Earlier runs of this script whose batch sizes are not known: the
 		// History figures (all of them, widest run plus a margin) stand.
 		*why = append(*why, fmt.Sprintf("memory from %d earlier runs of this script (their batch sizes not recorded)", p.Runs))
-	} else if m != nil && m.Mem != nil && (f.Model != "" || f.BatchSize > 0) {
+	} else if m != nil && m.Mem != nil && (f.Model != "" && !f.JobNameOnly() || f.BatchSize > 0) {
 		q := m.Mem.Quantiles(m.memInput(f), 0.5, m.upper())
 		if !math.IsNaN(q[0]) {
 			p.GPUMemMiB = Quantiles{P50: math.Exp(q[0]), Hi: math.Exp(q[1])}

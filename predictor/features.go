@@ -264,7 +264,7 @@ func scriptFeatures(text string, sbatch []Option) Features {
 		weak := f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" || bareFamily(f.Model)
 		if weak && (f.ModelFrom != "program" || hasSize(m) && !hasSize(f.Model)) || sizes(m, f.Model) {
 			f.Model, f.ModelFrom = m, "job_name"
-			f.note("model", "#SBATCH --job-name")
+			f.note("model", jobNameSource)
 		}
 	}
 	if f.Model == "" || f.ModelFrom == "path" && stemStandIn(f) && !strings.Contains(strings.ToLower(f.JobName), f.Model) {
@@ -275,7 +275,7 @@ func scriptFeatures(text string, sbatch []Option) Features {
 		// named surgery_controlnet_v2).
 		if w := workloadName(f.JobName); w != "" {
 			f.Model, f.ModelFrom = w, "path"
-			f.note("model", "#SBATCH --job-name")
+			f.note("model", jobNameSource)
 		}
 	}
 	if f.Layers > 0 && f.Hidden > 0 && f.Model != "" && !hasSize(f.Model) {

@@ -123,10 +123,11 @@ func Train(samples []Sample, cfg TrainConfig) (*Model, error) {
 		if usableMem(o) {
 			// Each model's neighbour comes from another family, as a
 			// model never seen would find it.
-			nr, ok := nearOf[f.Model]
+			name := learnedName(f)
+			nr, ok := nearOf[name]
 			if !ok {
-				nr.c, nr.sim, _ = m.nb.nearest(f.Model, ModelFamily(f.Model))
-				nearOf[f.Model] = nr
+				nr.c, nr.sim, _ = m.nb.nearest(name, ModelFamily(name))
+				nearOf[name] = nr
 			}
 			memX = append(memX, memVector(f, nr.c, nr.sim))
 			memY = append(memY, math.Log(o.PeakGPUMemMiB))
@@ -225,7 +226,7 @@ func (m *Model) memShape(f Features, skip string) func(batch float64) float64 {
 	if m == nil {
 		return nil
 	}
-	c, _, ok := m.nb.nearest(f.Model, skip)
+	c, _, ok := m.nb.nearest(learnedName(f), skip)
 	if !ok {
 		return nil
 	}
@@ -245,7 +246,7 @@ func memVector(f Features, c *NeighbourCurve, sim float64) []float64 {
 
 // memInput is memVector with the nearest curve of all the model knows.
 func (m *Model) memInput(f Features) []float64 {
-	c, sim, _ := m.nb.nearest(f.Model, "")
+	c, sim, _ := m.nb.nearest(learnedName(f), "")
 	return memVector(f, c, sim)
 }
 

@@ -162,6 +162,14 @@ func (b *jobBuilder) GPUs(typ string, n int64) *jobBuilder {
 func (b *jobBuilder) Limit(d time.Duration) *jobBuilder { b.j.TimeLimit = d; return b }
 func (b *jobBuilder) Obj() Job                          { return b.j }
 
+// jobNamed is a one-GPU job whose script says nothing but its name, read
+// as ParseScript reads it.
+func jobNamed(name string) Job {
+	j := newJob().GPUs("a100", 1).Obj()
+	j.Script = ParseScript("#!/bin/bash\n#SBATCH -J " + name + "\npython train.py\n")
+	return j
+}
+
 // synthetic returns n training samples of a few models whose memory is
 // linear in batch size and whose runtime follows the steps.
 func synthetic(n int) []Sample {
@@ -209,6 +217,8 @@ func TestCombined(t *testing.T) {
 			wantMem: SourceFormula, wantRun: SourceDefault, wantP50: formulaP50(Features{Model: "meta-llama/llama-2-7b-hf", BatchSize: 4, GPUs: 8})},
 		"nothing known: the whole GPU": {job: newJob().GPUs("a100", 1).Obj(),
 			wantMem: SourceDefault, wantRun: SourceDefault, wantP50: 40960},
+		"a job's name standing in for its model is no model to the memory forest": {job: jobNamed("resnet-ablation"), model: m,
+			wantMem: SourceDefault, wantRun: SourceForest, wantP50: 40960, wantPred: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

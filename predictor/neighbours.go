@@ -81,10 +81,11 @@ func curvesFrom(samples []Sample) []NeighbourCurve {
 	runs := map[string]int{}
 	for _, s := range samples {
 		f := jobFeatures(s.Job)
-		if f.Model == "" || !(f.BatchSize > 0) || !usableMem(s.Outcome) {
+		name := learnedName(f)
+		if name == "" || !(f.BatchSize > 0) || !usableMem(s.Outcome) {
 			continue
 		}
-		k := key{strings.ToLower(f.Model), f.BatchSize}
+		k := key{strings.ToLower(name), f.BatchSize}
 		peaks[k] = append(peaks[k], s.Outcome.PeakGPUMemMiB)
 		runs[k.model]++
 	}

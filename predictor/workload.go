@@ -12,6 +12,26 @@ import (
 // (roberta-training is roberta). It is reported with ModelFrom "path": the
 // name of a workload, not a claim about a model's size.
 
+// jobNameSource is where a model read from the job's name came from.
+const jobNameSource = "#SBATCH --job-name"
+
+// JobNameOnly reports whether the model is no more than a word of the
+// job's name standing in for it (model_from "path", from the job name):
+// the trained predictor does not take it for a model, as a job named
+// report-ok is no evidence of what it trains.
+func (f Features) JobNameOnly() bool {
+	return f.ModelFrom == "path" && f.From["model"] == jobNameSource
+}
+
+// learnedName is the model name the trained predictor matches neighbours
+// by: none for a job-name stand-in.
+func learnedName(f Features) string {
+	if f.JobNameOnly() {
+		return ""
+	}
+	return f.Model
+}
+
 // workloadName returns the project word of a job's name, with the version
 // or size that follows it ("dino-v3"), or "" when the name holds only
 // words any job uses (a stage, a framework, a machine, a counter) and
