@@ -82,7 +82,12 @@ func ParseScript(text string) Script {
 	s.Features = scriptFeatures(orig, s.Sbatch)
 	f := &s.Features
 	buf = append(buf[:0], "\x00model="...)
-	buf = append(append(buf, f.Model...), " program="...)
+	if !f.JobNameOnly() {
+		// A word of the job's name is in the header's abstract already,
+		// its counters as counters (myexp12 is myexp#).
+		buf = append(buf, f.Model...)
+	}
+	buf = append(buf, " program="...)
 	buf = append(append(buf, f.Program...), " gpu_type="...)
 	buf = append(append(buf, f.GPUType...), " params="...)
 	buf = strconv.AppendFloat(buf, f.Params, 'g', 4, 64)

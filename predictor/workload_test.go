@@ -57,3 +57,21 @@ func TestTrimWorkWords(t *testing.T) {
 		}
 	}
 }
+
+// A job's name standing in for its model keeps runs that differ in its
+// counter together, as the job name alone did.
+func TestSignatureJobNameStandIn(t *testing.T) {
+	script := func(name string) Script {
+		return ParseScript("#!/bin/bash\n#SBATCH -J " + name + "\n#SBATCH --gres=gpu:1\npython train.py --lr 0.1\n")
+	}
+	a, b, c := script("pointnet12"), script("pointnet13"), script("dgcnn_run2")
+	if a.Features.Model != "pointnet12" || !a.Features.JobNameOnly() {
+		t.Fatalf("model %q from %q, want the job's name standing in", a.Features.Model, a.Features.ModelFrom)
+	}
+	if a.Signature != b.Signature {
+		t.Error("the job name's counter split the signature")
+	}
+	if a.Signature == c.Signature {
+		t.Error("another job's name kept the signature")
+	}
+}
