@@ -73,7 +73,7 @@ func projectWord(t string) bool {
 		return false // myrun, my_job
 	}
 	return !genericPrograms[t] && !stemWords[t] && !jobWords[t] && !pathWords[t] && !codeDirs[t] &&
-		!variantWords[t] && !notModels[t] && !isBoolWord(t) && len(ReadGPUNames(t)) == 0
+		!variantWords[t] && validModel(t) && len(ReadGPUNames(t)) == 0
 }
 
 // counterWord reports whether a word counts runs or settings rather than
@@ -174,8 +174,8 @@ func trimWorkWords(name string) string {
 		return ""
 	}
 	t := name[words[0].from:words[len(words)-1].to]
-	if strings.IndexFunc(t, unicode.IsLetter) < 0 || isSize(strings.ToLower(t)) {
-		return "" // a size or a number alone
+	if strings.IndexFunc(t, unicode.IsLetter) < 0 || isSize(strings.ToLower(t)) || !validModel(strings.ToLower(t)) {
+		return "" // a size or a number alone, or a word that is never a model
 	}
 	return t
 }
