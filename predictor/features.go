@@ -229,6 +229,11 @@ func scriptFeatures(text string, sbatch []Option) Features {
 			f = mergeFeatures(f, cf)
 		}
 	})
+	for k, v := range jobEnv(sbatch) {
+		// What Slurm exports to the job from its header: NGPUS=$((SLURM_NNODES * 8)).
+		r.setVar(k, shVar{vals: []string{v}})
+		r.exported[k] = true
+	}
 	text = firstLines(text, MaxScriptLines)
 	if stmts, ok := parseShell(text); ok {
 		r.stmts(stmts)
@@ -302,6 +307,60 @@ func isModuleProgram(program string) bool {
 	ext := path.Ext(program)
 	return strings.HasPrefix(program, "-m ") || ext != "" && !strings.Contains(program, "/") &&
 		!slices.Contains([]string{".py", ".sh", ".bash", ".pl", ".r", ".jl", ".lua", ".exe", ".x", ".bin"}, strings.ToLower(ext))
+}
+
+// jobEnv is the part of the environment Slurm gives a batch job that its
+// #SBATCH header decides: node, task, CPU and GPU counts as plain numbers
+// (SLURM_NNODES, SLURM_NTASKS, SLURM_NTASKS_PER_NODE, SLURM_CPUS_PER_TASK,
+// SLURM_GPUS_ON_NODE, SLURM_GPUS_PER_NODE, SLURM_GPUS). What the header
+// leaves to sbatch's command line stays unknown.
+func jobEnv(sbatch []Option) map[string]string {
+	s := Script{Sbatch: sbatch}
+	env := map[string]string{}
+	num := func(keys ...string) (string, bool) {
+		v, ok := s.SbatchValue(keys...)
+		if !ok {
+			return "", false
+		}
+		v, _, _ = strings.Cut(v, "-") // --nodes=2-4 starts with 2
+		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > 1<<20 {
+			return "", false
+		}
+		return v, true
+	}
+	if v, ok := num("--nodes", "-N"); ok {
+		env["SLURM_NNODES"], env["SLURM_JOB_NUM_NODES"] = v, v
+	}
+	if v, ok := num("--ntasks", "-n"); ok {
+		env["SLURM_NTASKS"], env["SLURM_NPROCS"] = v, v
+	}
+	if v, ok := num("--ntasks-per-node"); ok {
+		env["SLURM_NTASKS_PER_NODE"] = v
+	}
+	if v, ok := num("--cpus-per-task", "-c"); ok {
+		env["SLURM_CPUS_PER_TASK"] = v
+	}
+	if v, ok := s.SbatchValue("--gpus-per-node"); ok {
+		if _, c := splitTypedCount(v); c > 0 {
+			env["SLURM_GPUS_PER_NODE"], env["SLURM_GPUS_ON_NODE"] = strconv.Itoa(c), strconv.Itoa(c)
+		}
+	} else if v, ok := s.SbatchValue("--gres"); ok {
+		for _, e := range strings.Split(v, ",") {
+			if req, err := ParseGres(e); err == nil {
+				for _, g := range req {
+					if g.Name == "gpu" && g.Count > 0 {
+						env["SLURM_GPUS_ON_NODE"] = strconv.FormatInt(g.Count, 10)
+					}
+				}
+			}
+		}
+	}
+	if v, ok := s.SbatchValue("--gpus", "-G"); ok {
+		if _, c := splitTypedCount(v); c > 0 {
+			env["SLURM_GPUS"] = strconv.Itoa(c)
+		}
+	}
+	return env
 }
 
 // maxJoin is how many lines a construct that does not parse alone (an
@@ -1924,6 +1983,12 @@ func sbatchFeatures(f *Features, opts []Option) {
 	case count("--nodes", "-N") > 0:
 		n *= count("--nodes", "-N")
 		gpusFrom += " × #SBATCH --nodes"
+	case count("--ntasks", "-n") > 0 && s.hasSbatch("--ntasks-per-node") && !s.hasSbatch("--nodes", "-N"):
+		// --ntasks=24 --ntasks-per-node=1: Slurm gives the job 24 nodes.
+		if tpn := max(count("--ntasks-per-node"), 1); count("--ntasks", "-n") > tpn {
+			n *= (count("--ntasks", "-n") + tpn - 1) / tpn
+			gpusFrom += " × the nodes #SBATCH --ntasks over --ntasks-per-node gives"
+		}
 	}
 	if n > 0 {
 		// The allocation is what the job asks for; a launcher's process

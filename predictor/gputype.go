@@ -75,7 +75,9 @@ var gpuSpellings = map[string]GPUName{
 	"k40": {"k40", 0}, "k80": {"k80", 0}, "m40": {"m40", 0}, "m60": {"m60", 0},
 	"rtx6000": {"rtx6000", 0}, "rtx8000": {"rtx8000", 0}, "rtx6k": {"rtx6000", 0}, "rtx8k": {"rtx8000", 0},
 	// The RTX 6000 Ada: partitions and gres types say 6000ada.
-	"rtx6000ada": {"rtx6000ada", 48}, "6000ada": {"rtx6000ada", 48},
+	"rtx6000ada": {"rtx6000ada", 0}, "6000ada": {"rtx6000ada", 0},
+	"rtx5880": {"rtx5880", 0}, "rtx5000ada": {"rtx5000ada", 0}, "rtx4000ada": {"rtx4000ada", 0},
+	"rtxpro6000": {"rtxpro6000", 0}, "l20": {"l20", 0}, "h20": {"h20", 0},
 	"titanrtx": {"titanrtx", 0}, "titanv": {"titanv", 0}, "titanx": {"titanx", 0}, "titanxp": {"titanxp", 0},
 	"gtx1080": {"gtx1080", 0}, "gtx1080ti": {"gtx1080ti", 0},
 	"rtx2080": {"rtx2080", 0}, "rtx2080ti": {"rtx2080ti", 0},
@@ -610,8 +612,17 @@ func headerGPUType(s Script, given map[string]string) (string, string) {
 			limit(src, NameGPUs(strings.Trim(v, `"'`)))
 		}
 	}
-	if allowed.Any || len(allowed.Names) != 1 || allowed.Names[0].Type == "" {
-		return "", "" // none, several, or a memory alone (-C gpu80): no type
+	if allowed.Any || len(allowed.Names) == 0 || allowed.Names[0].Type == "" {
+		return "", "" // none, or a memory alone (-C gpu80): no type
 	}
-	return allowed.Names[0].String(), strings.Join(from, " + ")
+	one := allowed.Names[0]
+	for _, g := range allowed.Names[1:] {
+		if g.Type != one.Type {
+			return "", "" // several types
+		}
+		if g.MemGiB != one.MemGiB {
+			one.MemGiB = 0 // one type in several memories: "(a100)&(gpu40g|gpu80g)"
+		}
+	}
+	return one.String(), strings.Join(from, " + ")
 }

@@ -18,7 +18,7 @@ func TestReadGPUNames(t *testing.T) {
 		"teslaM40":            {n("m40", 0)},
 		"TeslaV100-SXM2-32GB": {n("v100", 32)},
 		"quadroRTX8000":       {n("rtx8000", 0)},
-		"6000ada":             {n("rtx6000ada", 48)},
+		"6000ada":             {n("rtx6000ada", 0)},
 		"teslaroom":           nil,
 		"v100_32gb":           {n("v100", 32)},
 		"V100-32GB":           {n("v100", 32)},

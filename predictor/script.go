@@ -109,6 +109,15 @@ func scriptLines(text string) iter.Seq[string] {
 	}
 }
 
+// sbatchShortArgs are sbatch's short options that take a value.
+var sbatchShortArgs = func() map[byte]bool {
+	m := map[byte]bool{}
+	for _, c := range []byte("AaBbCcDdeGiJLMmNnopqStwx") {
+		m[c] = true
+	}
+	return m
+}()
+
 // parseSbatch reads the options of one #SBATCH line as sbatch does:
 // arguments split at blanks, single or double quotes group one (the quotes
 // dropped: --gpus-per-node="a40:8" is a40:8), a backslash takes the next
@@ -121,8 +130,13 @@ func parseSbatch(rest string) []Option {
 		if !strings.HasPrefix(f, "-") {
 			continue
 		}
-		if k, v, ok := strings.Cut(f, "="); ok {
+		if k, v, ok := strings.Cut(f, "="); ok && (strings.HasPrefix(f, "--") || len(k) == 2) {
 			out = append(out, Option{Key: k, Value: v})
+			continue
+		}
+		if len(f) > 2 && f[1] != '-' && sbatchShortArgs[f[1]] {
+			// getopt's attached value: -N4, -t24:00:00, -G2, -pgpu.
+			out = append(out, Option{Key: f[:2], Value: f[2:]})
 			continue
 		}
 		if i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "-") {
@@ -340,6 +354,12 @@ func looksLikeHFName(w string) bool {
 		return false
 	}
 	return strings.Count(w, "/") == 1 && !strings.ContainsAny(w, "*$")
+}
+
+// hasSbatch reports whether the header gives any of the keys.
+func (s Script) hasSbatch(keys ...string) bool {
+	_, ok := s.SbatchValue(keys...)
+	return ok
 }
 
 // SbatchValue returns the last value given for any of the keys.

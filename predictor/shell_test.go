@@ -562,6 +562,31 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`make train`, `find train -name '*.tmp' -delete`),
 			want:   Features{},
 		},
+		"short options with their values attached": {
+			script: sh(`#SBATCH -N4 --gres=gpu:A100:1`, `#SBATCH -t24:00:00`, `srun torchrun --nproc_per_node 1 training.py`),
+			want:   Features{Launcher: "torchrun", Program: "training.py", GPUs: 4, GPUType: "A100"},
+		},
+		"nodes from tasks over tasks per node": {
+			script: sh(`#SBATCH --ntasks=24`, `#SBATCH --ntasks-per-node=1`, `#SBATCH --gres=gpu:1`, `srun python -u train_learner.py --cuda`),
+			want:   Features{Launcher: "srun", Program: "train_learner.py", Model: "learner", ModelFrom: "path", GPUs: 24},
+		},
+		"a step's tasks times its GPUs per task": {
+			script: sh(`#SBATCH -N 4`, `srun -N ${SLURM_NNODES} -n 32 --gpus-per-task=1 --gpu-bind=closest python -u scripts/train.py`),
+			want:   Features{Launcher: "srun", Program: "train.py", GPUs: 32},
+		},
+		"one type in several memories": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --constraint="(a100)&(gpu40g|gpu80g)"`, `uv run python train.py`),
+			want:   Features{Launcher: "python", Program: "train.py", GPUs: 1, GPUType: "a100"},
+		},
+		"an RTX 5880 partition": {
+			script: sh(`#SBATCH --partition=gpu-rtx5880`, `#SBATCH --gpus-per-node=1`, `python train.py`),
+			want:   Features{Launcher: "python", Program: "train.py", GPUs: 1, GPUType: "rtx5880", Partition: "gpu-rtx5880"},
+		},
+		"what Slurm exports from the header": {
+			script: sh(`#SBATCH -N 4`, `#SBATCH --gres=gpu:8`, `GBS=8192`, `MBS=$(( GBS / (SLURM_NNODES * SLURM_GPUS_ON_NODE) ))`,
+				`srun -n $((SLURM_NNODES * 8)) --gpus-per-task=1 python -u train.py --batch_size $MBS`),
+			want: Features{Launcher: "srun", Program: "train.py", BatchSize: 256, GPUs: 32},
+		},
 		"Megatron-LM shape": {
 			script: sh(`GPT_ARGS="--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 4 --global-batch-size 256 --bf16"`,
 				`torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py $GPT_ARGS --train-iters 100000`),

@@ -210,6 +210,7 @@ func peel(words []string) launch {
 			l.underSrun = true
 		}
 		i++
+		tasks, perTask := 0, 0 // srun -n 32 --gpus-per-task=1
 		// Options of the launcher, up to the program.
 		for i < len(words) {
 			o := words[i]
@@ -283,6 +284,14 @@ func peel(words []string) launch {
 					l.procs, l.procsFrom = n, ln+" "+k
 				}
 			}
+			if n, err := strconv.Atoi(v); ln == "srun" && err == nil && n > 0 && n <= 1<<16 {
+				switch nk {
+				case "n", "ntasks":
+					tasks = n
+				case "gpus_per_task":
+					perTask = n
+				}
+			}
 			if nk == "deepspeed_config" || nk == "deepspeed" || nk == "config_file" {
 				if z := zeroFromName(v); z > 0 {
 					l.zero, l.zeroFrom = z, ln+" "+k+" "+v
@@ -297,6 +306,11 @@ func peel(words []string) launch {
 					l.precisionFrom = ln + " " + k
 				}
 			}
+		}
+		if tasks > 0 && perTask > 0 {
+			// Frontier's srun -N 4 -n 32 --gpus-per-task=1: the step's GPUs.
+			l.procs, l.procsFrom, l.perNode = tasks*perTask, "srun -n × --gpus-per-task", false
+			l.nodes, l.nodesFrom = 0, "" // the tasks are the job's, on all its nodes
 		}
 	}
 	l.prog = i
