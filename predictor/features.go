@@ -231,8 +231,8 @@ func scriptFeatures(text string, sbatch []Option) Features {
 	})
 	for k, v := range jobEnv(sbatch) {
 		// What Slurm exports to the job from its header: NGPUS=$((SLURM_NNODES * 8)).
+		// (Known for expansion; no command reads features from them.)
 		r.setVar(k, shVar{vals: []string{v}})
-		r.exported[k] = true
 	}
 	text = firstLines(text, MaxScriptLines)
 	if stmts, ok := parseShell(text); ok {
