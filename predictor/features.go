@@ -476,7 +476,9 @@ var modelRank = map[string]int{"flag": 5, "config": 4, "env": 3, "job_name": 2, 
 
 // mergeFeatures fills what the first launch command left unsaid from a later one.
 func mergeFeatures(a, b Features) Features {
-	if b.Model != "" && modelRank[b.ModelFrom] > modelRank[a.ModelFrom] {
+	// A stand-in names its own command's work (preprocess_csv.py), never
+	// another command's.
+	if b.Model != "" && b.ModelFrom != "path" && modelRank[b.ModelFrom] > modelRank[a.ModelFrom] {
 		a.Model, a.ModelFrom = b.Model, b.ModelFrom
 		a.copyFrom(b, "model")
 	}

@@ -587,6 +587,10 @@ func TestFrameworkConventions(t *testing.T) {
 				`srun -n $((SLURM_NNODES * 8)) --gpus-per-task=1 python -u train.py --batch_size $MBS`),
 			want: Features{Launcher: "srun", Program: "train.py", BatchSize: 256, GPUs: 32},
 		},
+		"a preparation program's name is no stand-in for the training's": {
+			script: sh(`#SBATCH -J wind_p2p`, `python preprocess_csv.py --in raw/ --out data/`, `python train.py --epochs 10`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "wind", ModelFrom: "path", Epochs: 10, JobName: "wind_p2p"},
+		},
 		"Megatron-LM shape": {
 			script: sh(`GPT_ARGS="--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 4 --global-batch-size 256 --bf16"`,
 				`torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py $GPT_ARGS --train-iters 100000`),

@@ -48,8 +48,8 @@ func workloadName(name string) string {
 		if !projectWord(t) || dataWords[t] {
 			continue
 		}
-		if i+1 < len(toks) && (isSize(toks[i+1]) || versionWord(toks[i+1])) {
-			return t + "-" + toks[i+1]
+		if i+1 < len(toks) && (isSize(toks[i+1]) || versionWord(toks[i+1]) || variantWords[toks[i+1]] && len(toks[i+1]) > 1) {
+			return t + "-" + toks[i+1] // dino-v3, kat-tiny
 		}
 		return t
 	}

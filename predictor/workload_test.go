@@ -8,6 +8,7 @@ func TestWorkloadName(t *testing.T) {
 	for name, want := range map[string]string{
 		"sgd_cartpole_all":         "sgd",
 		"train_vqgan":              "vqgan",
+		"kat_tiny":                 "kat-tiny",
 		"TransUNet_f4_lr2_bs64":    "transunet",
 		"hrnet-w32-finetune":       "hrnet",
 		"PointNet2":                "pointnet2",
