@@ -2,59 +2,61 @@ package predictor
 
 import "testing"
 
-// Job names, program stems and directories in the forms sites use; each
-// with the workload word a person takes from it, or "" for none.
-func TestWorkloadName(t *testing.T) {
-	for name, want := range map[string]string{
-		"sgd_cartpole_all":         "sgd",
-		"train_vqgan":              "vqgan",
-		"kat_tiny":                 "kat-tiny",
-		"TransUNet_f4_lr2_bs64":    "transunet",
-		"hrnet-w32-finetune":       "hrnet",
-		"PointNet2":                "pointnet2",
-		"DINO_v2_probe":            "dino-v2",
-		"nerfacto-7b":              "nerfacto-7b",
-		"train":                    "",
-		"finetune_lora_run3":       "",
-		"eval_fold2":               "",
-		"multinode-ddp-test":       "",
-		"a100_bench":               "",
-		"myjob":                    "",
-		"my_run_5":                 "",
-		"$SLURM_JOB_NAME":          "",
-		"cifar_train":              "",
-		"horovod_tensorflow_mnist": "",
-		"7b_sft":                   "",
-		"x":                        "",
-		"step500_resume":           "",
-		"pretrain-gpt-350m-nodes4": "gpt-350m",
+// Job names (workloadName), program stems and directories (trimWorkWords)
+// in the forms sites use; each with the workload word a person takes from
+// it, or "" for none.
+func TestWorkloadWords(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		read  func(string) string
+		cases map[string]string
+	}{
+		{"workloadName", workloadName, map[string]string{
+			"sgd_cartpole_all":         "sgd",
+			"train_vqgan":              "vqgan",
+			"kat_tiny":                 "kat-tiny",
+			"TransUNet_f4_lr2_bs64":    "transunet",
+			"hrnet-w32-finetune":       "hrnet",
+			"PointNet2":                "pointnet2",
+			"DINO_v2_probe":            "dino-v2",
+			"nerfacto-7b":              "nerfacto-7b",
+			"train":                    "",
+			"finetune_lora_run3":       "",
+			"eval_fold2":               "",
+			"multinode-ddp-test":       "",
+			"a100_bench":               "",
+			"myjob":                    "",
+			"my_run_5":                 "",
+			"$SLURM_JOB_NAME":          "",
+			"cifar_train":              "",
+			"horovod_tensorflow_mnist": "",
+			"7b_sft":                   "",
+			"x":                        "",
+			"step500_resume":           "",
+			"pretrain-gpt-350m-nodes4": "gpt-350m",
+		}},
+		{"trimWorkWords", trimWorkWords, map[string]string{
+			"segformer-training":     "segformer",
+			"fine_tuning":            "",
+			"gcn_train":              "gcn",
+			"pretrain_bert":          "bert",
+			"finetune_lora_fixed":    "",
+			"open_clip_eval":         "open_clip",
+			"deepmask-pytorch":       "deepmask",
+			"pytorch-cifar":          "cifar",
+			"ml-20m":                 "ml-20m",
+			"workspace":              "",
+			"02_mnist_dp":            "mnist_dp",
+			"run_7b":                 "",
+			"slurm_scripts":          "",
+			"ResNet_CIFAR10_main":    "ResNet_CIFAR10",
+			"detectron2-main-master": "detectron2",
+		}},
 	} {
-		if got := workloadName(name); got != want {
-			t.Errorf("workloadName(%q) = %q, want %q", name, got, want)
-		}
-	}
-}
-
-func TestTrimWorkWords(t *testing.T) {
-	for name, want := range map[string]string{
-		"segformer-training":     "segformer",
-		"fine_tuning":            "",
-		"gcn_train":              "gcn",
-		"pretrain_bert":          "bert",
-		"finetune_lora_fixed":    "",
-		"open_clip_eval":         "open_clip",
-		"deepmask-pytorch":       "deepmask",
-		"pytorch-cifar":          "cifar",
-		"ml-20m":                 "ml-20m",
-		"workspace":              "",
-		"02_mnist_dp":            "mnist_dp",
-		"run_7b":                 "",
-		"slurm_scripts":          "",
-		"ResNet_CIFAR10_main":    "ResNet_CIFAR10",
-		"detectron2-main-master": "detectron2",
-	} {
-		if got := trimWorkWords(name); got != want {
-			t.Errorf("trimWorkWords(%q) = %q, want %q", name, got, want)
+		for in, want := range tc.cases {
+			if got := tc.read(in); got != want {
+				t.Errorf("%s(%q) = %q, want %q", tc.name, in, got, want)
+			}
 		}
 	}
 }
