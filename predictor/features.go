@@ -2044,7 +2044,11 @@ func (f Features) Fields() []Field {
 		}
 	}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	add("model", f.Model)
+	model := f.Model
+	if f.ModelFrom == "path" && model != "" {
+		model += " (workload's name)" // no model is named: model_from path
+	}
+	add("model", model)
 	add("params", num(f.Params))
 	add("batch_size", num(f.BatchSize))
 	add("global_batch_size", num(f.GlobalBatchSize))
