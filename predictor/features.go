@@ -1,7 +1,6 @@
 package predictor
 
 import (
-	"cmp"
 	"iter"
 	"math"
 	"path"
@@ -125,22 +124,19 @@ var (
 		"init_from", "restore_from_path", "weights", "factory", "base_model", "pretrained", "hf_model_name",
 		"bert_model", "pretrained_model", "model_checkpoint", "base_model_name_or_path", "model_name_or_dir",
 		"model_type_or_path")
-	batchFlags = set("batch_size", "b", "bs", "bsize", "per_device_train_batch_size", "micro_batch_size",
-		"per_gpu_train_batch_size", "train_batch_size", "train_micro_batch_size_per_gpu", "mbs",
-		"batch", "batchsize", "train_bs", "micro_bs", "per_device_batch_size", "batch_size_training",
-		"batch_size_per_gpu", "per_gpu_batch_size", "micro_batch_size_per_gpu", "batch_size_per_device",
-		"bsz", "micro_bsz", "train_bsz", "local_batch_size", "device_train_microbatch_size",
-		"local_micro_batch_size", "micro_train_batch_size", "batch_size_per_replica",
-		"max_sentences", // fairseq's sentences per GPU
-		"batch_gpu", "images_per_gpu", "imgs_per_gpu", "samples_per_gpu", "batch_per_gpu", "batch_size_per_rank")
 	// perGPUBatchFlags say in their name that they count per GPU, and so
 	// win over a plain --batch beside them (EDM's --batch 128 --batch-gpu
 	// 16), whatever their order.
-	perGPUBatchFlags = set("per_device_train_batch_size", "micro_batch_size", "per_gpu_train_batch_size",
+	perGPUBatchFlags = []string{"per_device_train_batch_size", "micro_batch_size", "per_gpu_train_batch_size",
 		"train_micro_batch_size_per_gpu", "mbs", "micro_bs", "per_device_batch_size", "batch_size_per_gpu",
 		"per_gpu_batch_size", "micro_batch_size_per_gpu", "batch_size_per_device", "micro_bsz",
 		"device_train_microbatch_size", "local_micro_batch_size", "micro_train_batch_size", "batch_size_per_replica",
-		"batch_gpu", "images_per_gpu", "imgs_per_gpu", "samples_per_gpu", "batch_per_gpu", "batch_size_per_rank")
+		"batch_gpu", "images_per_gpu", "imgs_per_gpu", "samples_per_gpu", "batch_per_gpu", "batch_size_per_rank"}
+	isPerGPUBatch = set(perGPUBatchFlags...)
+	batchFlags    = set(append([]string{"batch_size", "b", "bs", "bsize", "train_batch_size", "batch", "batchsize",
+		"train_bs", "batch_size_training", "bsz", "train_bsz", "local_batch_size",
+		"max_sentences"}, // fairseq's sentences per GPU
+		perGPUBatchFlags...)...)
 	// evalBatchFlags give the batch of a job that only evaluates.
 	evalBatchFlags   = set("per_device_eval_batch_size", "eval_batch_size", "per_gpu_eval_batch_size")
 	globalBatchFlags = set("global_batch_size", "gbs", "global_bs", "total_batch_size")
@@ -344,16 +340,8 @@ func jobEnv(sbatch []Option) map[string]string {
 		if _, c := splitTypedCount(v); c > 0 {
 			env["SLURM_GPUS_PER_NODE"], env["SLURM_GPUS_ON_NODE"] = strconv.Itoa(c), strconv.Itoa(c)
 		}
-	} else if v, ok := s.SbatchValue("--gres"); ok {
-		for _, e := range strings.Split(v, ",") {
-			if req, err := ParseGres(e); err == nil {
-				for _, g := range req {
-					if g.Name == "gpu" && g.Count > 0 {
-						env["SLURM_GPUS_ON_NODE"] = strconv.FormatInt(g.Count, 10)
-					}
-				}
-			}
-		}
+	} else if g, ok := s.gresGPU(); ok && g.Count > 0 {
+		env["SLURM_GPUS_ON_NODE"] = strconv.FormatInt(g.Count, 10)
 	}
 	if v, ok := s.SbatchValue("--gpus", "-G"); ok {
 		if _, c := splitTypedCount(v); c > 0 {
@@ -577,14 +565,16 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 	}
 	bareScript := false
 	args := words[min(prog+1, len(words)):]
-	trainSubs := 0
-	if prog < len(words) && consoleScripts[path.Base(words[prog])] == 0 && l.launcher == "" {
-		trainSubs = trainingConsole(words[prog], args)
+	subs, known := 0, false // a console script's subcommands; whether consoleScripts names it
+	if prog < len(words) {
+		subs = consoleScripts[path.Base(words[prog])]
+		if known = subs != 0; !known && l.launcher == "" {
+			subs = trainingConsole(words[prog], args)
+		}
 	}
-	if prog < len(words) && (consoleScripts[path.Base(words[prog])] != 0 || trainSubs != 0) {
+	if subs != 0 {
 		// axolotl train cfg.yml, litgpt finetune_lora MODEL, vllm serve MODEL,
 		// nequip-train config.yaml, uv run hatelens train cfg.yaml.
-		subs := cmp.Or(consoleScripts[path.Base(words[prog])], trainSubs)
 		name := path.Base(words[prog])
 		for subs > 0 && len(args) > 0 && isSubcommand(args[0]) {
 			name += " " + args[0]
@@ -604,7 +594,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 			f.Model, f.ModelFrom = "", ""
 			delete(f.From, "model")
 		}
-		if w := trimWorkWords(strings.ToLower(name)); f.Model == "" && consoleScripts[path.Base(words[prog])] == 0 && w != "" {
+		if w := trimWorkWords(strings.ToLower(name)); f.Model == "" && !known && w != "" {
 			// mace_run_train: a package's own training command names its work.
 			f.Model, f.ModelFrom = w, "path"
 			f.note("model", "program "+name)
@@ -1027,10 +1017,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 			// --model_dir /gpfs/.../models/Llama-2-7b-hf: a local copy of one.
 			hfModel, hfFrom = normModel(v), k
 		case batchFlags[nk] && isNum:
-			if perGPUBatch && !perGPUBatchFlags[nk] {
+			if perGPUBatch && !isPerGPUBatch[nk] {
 				continue
 			}
-			perGPUBatch = perGPUBatch || perGPUBatchFlags[nk]
+			perGPUBatch = perGPUBatch || isPerGPUBatch[nk]
 			f.BatchSize = num
 			f.note("batch_size", k)
 		case evalBatchFlags[nk] && isNum && evalBatch == 0:
@@ -1300,7 +1290,10 @@ func validModel(m string) bool {
 	// out/final, checkpoints/best (a directory word is no hub org).
 	org, _, _ := strings.Cut(m, "/")
 	if base := path.Base(m); !strings.Contains(m, "/") || !looksLikeHFName(m) || pathWords[org] {
-		for _, p := range []string{"checkpoint", "ckpt", "output", "final", "best", "last", "latest", "step_", "epoch_", "global_step"} {
+		if checkpointName(base) {
+			return false
+		}
+		for _, p := range []string{"output", "final", "best", "last", "latest"} {
 			if strings.HasPrefix(base, p) {
 				return false
 			}
@@ -1330,7 +1323,11 @@ func namesAModel(m string) bool {
 // checkpointDir reports whether a path's last name is a checkpoint's
 // (checkpoint-368, global_step500, ckpt_best), which names no model.
 func checkpointDir(v string) bool {
-	base := strings.ToLower(path.Base(strings.TrimRight(v, "/")))
+	return checkpointName(strings.ToLower(path.Base(v)))
+}
+
+// checkpointName reports whether a lower-case name is a checkpoint's.
+func checkpointName(base string) bool {
 	for _, p := range []string{"checkpoint", "ckpt", "global_step", "step_", "epoch_"} {
 		if strings.HasPrefix(base, p) {
 			return true
@@ -1879,7 +1876,7 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 			return t, "path", "program " + program
 		}
 	}
-	if t := trimWorkWords(stem); t != "" && !genericWords(t) && !unexpanded(t) {
+	if t := trimWorkWords(stem); t != "" && !unexpanded(t) {
 		// gcn_train.py, train_roberta.py: the program's own word.
 		return t, "path", "program " + program
 	}
@@ -1911,17 +1908,6 @@ func programStem(program string) string {
 	return strings.ToLower(strings.TrimSuffix(path.Base(program), path.Ext(program)))
 }
 
-// genericWords reports whether a program's name is made of words any
-// project uses (eval_model_video, run_test): it names no work.
-func genericWords(stem string) bool {
-	for _, w := range strings.FieldsFunc(stem, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		if !genericPrograms[w] && !isDigits(w) && !stemWords[w] {
-			return false
-		}
-	}
-	return true
-}
-
 // stemWords are the other words of generic program names.
 var stemWords = set("model", "models", "video", "image", "images", "data", "network", "net", "all", "new", "final",
 	"single", "multi", "gpu", "gpus", "distributed", "dist", "local", "slurm", "cluster", "job", "jobs", "exp", "my")
@@ -1944,16 +1930,8 @@ func sbatchFeatures(f *Features, opts []Option) {
 		f.Partition = v
 	}
 	n, typ, from := 0, "", ""
-	if v, ok := s.SbatchValue("--gres"); ok {
-		for _, e := range strings.Split(v, ",") {
-			if req, err := ParseGres(e); err == nil {
-				for _, g := range req {
-					if g.Name == "gpu" {
-						n, typ, from = int(g.Count), g.Type, "#SBATCH --gres"
-					}
-				}
-			}
-		}
+	if g, ok := s.gresGPU(); ok {
+		n, typ, from = int(g.Count), g.Type, "#SBATCH --gres"
 	}
 	perJob := false // --gpus counts the job's GPUs; the others a node's or a task's
 	for _, k := range []string{"--gpus", "-G", "--gpus-per-node", "--gpus-per-task"} {

@@ -110,13 +110,7 @@ func scriptLines(text string) iter.Seq[string] {
 }
 
 // sbatchShortArgs are sbatch's short options that take a value.
-var sbatchShortArgs = func() map[byte]bool {
-	m := map[byte]bool{}
-	for _, c := range []byte("AaBbCcDdeGiJLMmNnopqStwx") {
-		m[c] = true
-	}
-	return m
-}()
+const sbatchShortArgs = "AaBbCcDdeGiJLMmNnopqStwx"
 
 // parseSbatch reads the options of one #SBATCH line as sbatch does:
 // arguments split at blanks, single or double quotes group one (the quotes
@@ -134,7 +128,7 @@ func parseSbatch(rest string) []Option {
 			out = append(out, Option{Key: k, Value: v})
 			continue
 		}
-		if len(f) > 2 && f[1] != '-' && sbatchShortArgs[f[1]] {
+		if len(f) > 2 && strings.IndexByte(sbatchShortArgs, f[1]) >= 0 {
 			// getopt's attached value: -N4, -t24:00:00, -G2, -pgpu.
 			out = append(out, Option{Key: f[:2], Value: f[2:]})
 			continue
@@ -354,6 +348,25 @@ func looksLikeHFName(w string) bool {
 		return false
 	}
 	return strings.Count(w, "/") == 1 && !strings.ContainsAny(w, "*$")
+}
+
+// gresGPU is the last gpu entry of the header's --gres, each
+// comma-separated entry read alone (one that does not parse is passed over).
+func (s Script) gresGPU() (g GresEntry, ok bool) {
+	v, given := s.SbatchValue("--gres")
+	if !given {
+		return g, false
+	}
+	for _, e := range strings.Split(v, ",") {
+		if req, err := ParseGres(e); err == nil {
+			for _, r := range req {
+				if r.Name == "gpu" {
+					g, ok = r, true
+				}
+			}
+		}
+	}
+	return g, ok
 }
 
 // hasSbatch reports whether the header gives any of the keys.

@@ -278,18 +278,17 @@ func peel(words []string) launch {
 				case ln == "lightning" && nk == "devices":
 					l.procs, l.procsFrom = n, ln+" "+k
 				}
+				switch {
+				case ln != "srun" || n > 1<<16:
+				case nk == "n" || nk == "ntasks":
+					tasks = n
+				case nk == "gpus_per_task":
+					perTask = n
+				}
 			}
 			if nk == "gpus" || nk == "gpus_per_node" || nk == "gres" {
 				if n := gpuCount(v); n > 0 {
 					l.procs, l.procsFrom = n, ln+" "+k
-				}
-			}
-			if n, err := strconv.Atoi(v); ln == "srun" && err == nil && n > 0 && n <= 1<<16 {
-				switch nk {
-				case "n", "ntasks":
-					tasks = n
-				case "gpus_per_task":
-					perTask = n
 				}
 			}
 			if nk == "deepspeed_config" || nk == "deepspeed" || nk == "config_file" {
