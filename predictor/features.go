@@ -268,6 +268,15 @@ func scriptFeatures(text string, sbatch []Option) Features {
 			f.note("model", jobNameSource)
 		}
 	}
+	// A comment's prose names the model where nothing else does, or says
+	// which one a family word is: "# LoRA fine-tune Qwen3-VL-2B".
+	if m, line := commentModel(text); m != "" {
+		weak := f.Model == "" || f.ModelFrom == "path" || bareFamily(f.Model)
+		if weak || sizes(m, f.Model) {
+			f.Model, f.ModelFrom = m, "comment"
+			f.note("model", "comment, line "+strconv.FormatUint(uint64(line), 10))
+		}
+	}
 	if f.Model == "" || f.ModelFrom == "path" && stemStandIn(f) && !strings.Contains(strings.ToLower(f.JobName), f.Model) {
 		// Nothing names a model: the job's name names its workload
 		// (train_mdlm, drq_breakout_all, uORF), and says more of it than
@@ -1396,8 +1405,8 @@ func familyModel(s string) string {
 	for i, t := range toks {
 		fam := ""
 		for _, m := range modelFamilies {
-			if strings.HasPrefix(t, m) && (versionTail(t[len(m):]) || isSize(t[len(m):])) {
-				fam = t // llama3, resnet50, smollm3b
+			if strings.HasPrefix(t, m) && (versionTail(t[len(m):]) || isSize(t[len(m):]) || m == "yolo" && yoloScale(t[len(m):])) {
+				fam = t // llama3, resnet50, smollm3b, yolov8m
 				break
 			}
 		}
@@ -1413,6 +1422,9 @@ func familyModel(s string) string {
 			continue
 		}
 		j := i + 1
+		if strings.HasPrefix(fam, "yolo") && j < len(toks) && yoloTasks[toks[j]] {
+			return fam + "-" + toks[j] // yolov8m-seg
+		}
 		if j < len(toks) && isDigits(toks[j]) && len(toks[j]) <= 2 {
 			if last := fam[len(fam)-1]; last >= '0' && last <= '9' {
 				fam += "." + toks[j] // torchtune's qwen2_5, llama3_1
@@ -1447,6 +1459,21 @@ func familyModel(s string) string {
 		return fam
 	}
 	return ""
+}
+
+// yoloTasks are the tasks of Ultralytics' model names: yolov8m-seg.
+var yoloTasks = set("seg", "cls", "pose", "obb")
+
+// yoloScale reports whether what follows "yolo" is a version and a scale:
+// v8m, v5l6, 11n.
+func yoloScale(s string) bool {
+	s = strings.TrimPrefix(s, "v")
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	if i <= 0 || i > 2 {
+		return false
+	}
+	scale := strings.TrimSuffix(s[i:], "6")
+	return len(scale) == 1 && strings.Contains("nsmlx", scale)
 }
 
 // bareFamily reports whether a name is a family word alone (gpt, resnet,

@@ -1,0 +1,113 @@
+package predictor
+
+import (
+	"strings"
+	"unicode"
+)
+
+// A script's own prose often says what it trains where its commands do
+// not ("# LoRA fine-tune Qwen3-VL-2B", "# Llama 3.1 8B, 4 GPUs"): a person
+// reads that line. commentModel reads it too, but only from prose, never
+// from code left commented out ("# python train.py --model gpt2-xl" is a
+// run the script does not make), and only a model of a known family with
+// its size or version, so "# the 70B run" or "# A100 80GB" names none.
+
+// commentModel returns the model the script's descriptive comments name,
+// with the line it is on, or "" when they name none: the first that
+// prose names, or a later line's that gives it its size.
+func commentModel(text string) (string, uint) {
+	var model string
+	var at uint
+	n := uint(0)
+	cont := false // the comment before ended in a backslash: code goes on
+	for line := range scriptLines(text) {
+		n++
+		prose, ok := commentProse(line)
+		was := cont
+		cont = strings.HasSuffix(strings.TrimSpace(line), "\\")
+		if !ok || was {
+			continue
+		}
+		m := familyModel(prose)
+		if !namesAModel(m) || familyOf(m) == "" || !validModel(m) {
+			continue
+		}
+		switch {
+		case model == "":
+			model, at = m, n
+		case sizes(m, model):
+			model, at = m, n // "# Llama 3 ... Llama-3-8B": the one with its size
+		}
+		// Any other model a later comment names is an aside: "(an older
+		// run used Llama 2 13B)". The first description is the job's.
+	}
+	return model, at
+}
+
+// commentProse returns a comment line's text, with the punctuation of
+// prose cut from its words, when it reads as prose: not a directive
+// (#SBATCH, #!), not code commented out (a command, an assignment, a flag,
+// a variable, a continuation).
+func commentProse(line string) (string, bool) {
+	t := strings.TrimSpace(line)
+	if !strings.HasPrefix(t, "#") || strings.HasPrefix(t, "#!") {
+		return "", false
+	}
+	t = strings.TrimSpace(strings.TrimLeft(t, "#"))
+	upper := strings.ToUpper(t)
+	for _, d := range []string{"SBATCH", "PBS", "BSUB", "$", "FLUX:"} {
+		if strings.HasPrefix(upper, d) {
+			return "", false
+		}
+	}
+	words := strings.Fields(t)
+	if len(words) > 0 && exampleWords[strings.ToLower(strings.TrimRight(words[0], ":."))] {
+		words = words[1:] // "# Example: sbatch train.sh meta-llama/Llama-2-70b-hf" is code
+	}
+	if len(words) < 2 || strings.HasSuffix(t, "\\") || strings.ContainsAny(t, "$`|><{}") {
+		return "", false
+	}
+	first := strings.ToLower(words[0])
+	if proseCode[first] || strings.ContainsAny(first, "/=") {
+		return "", false
+	}
+	for _, ext := range []string{".py", ".sh", ".sbatch", ".slurm", ".bash", ".job"} {
+		if strings.HasSuffix(first, ext) {
+			return "", false
+		}
+	}
+	for i, w := range words {
+		if f := strings.TrimLeft(w, "-"); f != w && f != "" && unicode.IsLetter(rune(f[0])) {
+			return "", false // a flag: -m, --model
+		}
+		if k, _, ok := strings.Cut(w, "="); ok && k != "" && isIdent(strings.TrimLeft(k, "+~")) {
+			return "", false // an assignment or an override: model=resnet50
+		}
+		words[i] = strings.TrimFunc(w, func(r rune) bool {
+			return strings.ContainsRune(".,;:()[]!?\"'*", r)
+		})
+	}
+	return strings.Join(words, " "), true
+}
+
+// exampleWords introduce a command in a comment.
+var exampleWords = set("example", "examples", "usage", "e.g", "eg", "run", "submit", "to", "or")
+
+// proseCode are the first words of code commented out.
+var proseCode = set("python", "python3", "srun", "sbatch", "salloc", "torchrun", "accelerate", "deepspeed", "mpirun",
+	"mpiexec", "export", "cd", "module", "ml", "source", "conda", "mamba", "micromamba", "pip", "pip3", "bash", "sh",
+	"echo", "printf", "singularity", "apptainer", "docker", "podman", "uv", "nvidia-smi", "cp", "mv", "rm", "mkdir",
+	"ls", "cat", "unset", "done", "fi", "elif", "scp", "rsync", "git", "tune", "llamafactory-cli", "exec", "nohup",
+	"wandb", "huggingface-cli", "ln", "tar", "wget", "curl", "squeue", "scancel", "sacct", "scontrol", "declare",
+	"esac", "trap", "sleep")
+
+// familyOf returns the known family a model name starts with, or "".
+func familyOf(m string) string {
+	best := ""
+	for _, fam := range modelFamilies {
+		if strings.HasPrefix(m, fam) && len(fam) > len(best) {
+			best = fam
+		}
+	}
+	return best
+}

@@ -1,0 +1,57 @@
+package predictor
+
+import "testing"
+
+func TestCommentModel(t *testing.T) {
+	cases := []struct {
+		name, script, want string
+		line               uint
+	}{
+		{"prose names it", "#!/bin/bash\n#SBATCH --gres=gpu:1\n# LoRA fine-tune Qwen3-VL-2B. Wall limit is 6h\npython train.py\n", "qwen3-vl-2b", 3},
+		{"spelled with spaces", "# Fine-tune Llama 3.1 8B on Alpaca\n", "llama-3.1-8b", 1},
+		{"double hash", "## Train a YOLOv8m detector on the parcel dataset.\n", "yolov8m", 1},
+		{"a later line sizes the first", "# Llama 3 LoRA run\n# base: Llama-3-8B\n", "llama-3-8b", 2},
+		{"an aside after the description", "# SFT of Mistral-7B-Instruct\n# (an older run used Llama 2 13B)\n", "mistral-7b-instruct", 1},
+		{"commented-out command", "# python train.py --model gpt2-xl\n", "", 0},
+		{"commented-out flag line", "#   --model_name_or_path meta-llama/Llama-2-7b-hf\n", "", 0},
+		{"commented-out assignment", "# MODEL=llama-2-7b\n", "", 0},
+		{"hydra override", "# model=resnet50 data.batch_size=64\n", "", 0},
+		{"usage example", "# Example: sbatch run.sh meta-llama/Llama-2-70b-hf data.json\n", "", 0},
+		{"continued example", "#   e.g. sbatch job.sh \\\n#     facebook/deit-small-patch16-224\n", "", 0},
+		{"a script run by path", "# ./finetune_llama2_7b.sh first\n", "", 0},
+		{"a variable", "# uses ${MODEL:-gpt2-large} by default\n", "", 0},
+		{"a GPU, not a model", "# 839M params, 200 epochs on a single A100 80GB GPU\n", "", 0},
+		{"a size without a family", "# the 70B run needs 8 nodes\n", "", 0},
+		{"a family word alone", "# GPT-style decoder on our data\n", "", 0},
+		{"a directive", "#SBATCH --job-name=llama-2-7b\n", "", 0},
+		{"code, not a comment", "echo llama-2-7b\n", "", 0},
+	}
+	for _, c := range cases {
+		m, line := commentModel(c.script)
+		if m != c.want || line != c.line {
+			t.Errorf("%s: commentModel = %q line %d, want %q line %d", c.name, m, line, c.want, c.line)
+		}
+	}
+}
+
+// TestCommentModelRank: a comment names the model only where the
+// commands name none, stand in for it, or give a family word it sizes.
+func TestCommentModelRank(t *testing.T) {
+	cases := []struct {
+		name, script, model, from string
+	}{
+		{"nothing else names it", "# Fine-tune Qwen2.5-7B\npython train.py \"$@\"\n", "qwen2.5-7b", "comment"},
+		{"over a program's stand-in", "# Pretrain ESM2-35M\npython train_esm.py\n", "esm2-35m", "comment"},
+		{"sizes a flag's family word", "# LoRA of Llama 3.1 8B\npython finetune.py --model llama31\n", "llama-3.1-8b", "comment"},
+		{"a flag's model wins", "# Fine-tune Qwen2.5-7B\npython train.py --model_name_or_path mistralai/Mistral-7B-v0.1\n", "mistralai/mistral-7b-v0.1", "flag"},
+	}
+	for _, c := range cases {
+		f := ParseScript(c.script).Features
+		if f.Model != c.model || f.ModelFrom != c.from {
+			t.Errorf("%s: model %q from %q, want %q from %q", c.name, f.Model, f.ModelFrom, c.model, c.from)
+		}
+	}
+	if f := ParseScript("# Fine-tune Qwen2.5-7B\npython train.py\n").Features; f.From["model"] != "comment, line 1" {
+		t.Errorf("from = %q, want the comment's line", f.From["model"])
+	}
+}
