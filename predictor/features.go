@@ -26,6 +26,7 @@ type Features struct {
 	// --config llama3/8B_lora), "env" (MODEL_NAME and the like exported to
 	// the command), "job_name" (the #SBATCH job name names a model family),
 	// "program" (the program's file name does: finetune_llama2_7b.py),
+	// "comment" (a comment's prose does: # LoRA fine-tune Qwen3-VL-2B),
 	// or "path" (nothing names it, so the name of the workload stands for
 	// it: the program's, the directory it runs in, as in "cd .../cifar10 &&
 	// python main.py", or the job's, with the words any job uses cut away:
