@@ -132,7 +132,8 @@ var (
 		"train_micro_batch_size_per_gpu", "mbs", "micro_bs", "per_device_batch_size", "batch_size_per_gpu",
 		"per_gpu_batch_size", "micro_batch_size_per_gpu", "batch_size_per_device", "micro_bsz",
 		"device_train_microbatch_size", "local_micro_batch_size", "micro_train_batch_size", "batch_size_per_replica",
-		"batch_gpu", "images_per_gpu", "imgs_per_gpu", "samples_per_gpu", "batch_per_gpu", "batch_size_per_rank"}
+		"batch_gpu", "images_per_gpu", "imgs_per_gpu", "samples_per_gpu", "batch_per_gpu", "batch_size_per_rank",
+		"ppo_micro_batch_size_per_gpu"} // the last verl's (actor, critic)
 	isPerGPUBatch = set(perGPUBatchFlags...)
 	batchFlags    = set(append([]string{"batch_size", "b", "bs", "bsize", "train_batch_size", "batch", "batchsize",
 		"train_bs", "batch_size_training", "bsz", "train_bsz", "local_batch_size",

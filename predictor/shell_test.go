@@ -496,6 +496,14 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:4`, `torchpack dist-run -np 4 -v python tools/train.py configs/seg/b2.yaml --fp16 --run-dir runs/b2`),
 			want:   Features{Launcher: "mpirun", Program: "train.py", Precision: "fp16", GPUs: 4},
 		},
+		"ray job submit runs its entrypoint after --": {
+			script: sh(`#SBATCH --nodes=2`, `#SBATCH --gres=gpu:h100:8`, `MODEL=Qwen/Qwen3-8B`, `MICRO=2`,
+				`ray job submit --address "$HEAD:8265" --no-wait -- python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \`,
+				`  data.train_batch_size=512 actor_rollout_ref.model.path=$MODEL \`,
+				`  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=$MICRO actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8`),
+			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen3-8b", ModelFrom: "flag",
+				BatchSize: 2, GPUs: 16, GPUType: "h100"},
+		},
 		"a part's checkpoint under --model. is no model": {
 			script: sh(`python tools/train.py configs/det/fuser.yaml --model.encoders.camera.backbone.init_cfg.checkpoint pretrained/swint-nuimages.pth --model.init_args.name_or_path gpt2-medium`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "gpt2-medium", ModelFrom: "flag"},

@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -134,6 +135,18 @@ func peel(words []string) launch {
 			if i < len(words) && words[i] == "--" {
 				i++
 			}
+			continue
+		case "ray":
+			// ray job submit --address ... -- python -m verl.trainer.main_ppo ...:
+			// the entrypoint after the "--".
+			if next != "job" || i+2 >= len(words) || words[i+2] != "submit" {
+				break
+			}
+			j := slices.Index(words[i+3:], "--")
+			if j < 0 {
+				break
+			}
+			i += 3 + j + 1
 			continue
 		case "conda", "mamba", "micromamba":
 			if next != "run" {
