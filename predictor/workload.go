@@ -40,16 +40,22 @@ func workloadName(name string) string {
 	if unexpanded(name) {
 		return ""
 	}
-	toks := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+	toks := strings.FieldsFunc(name, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.'
 	})
 	for i, t := range toks {
-		t = strings.Trim(t, ".")
+		if t != strings.ToLower(t) && t != strings.ToUpper(t) {
+			t = trimWorkWords(t) // OpenFold2Train is OpenFold2
+		}
+		toks[i] = strings.ToLower(strings.Trim(t, "."))
+	}
+	for i, t := range toks {
 		if !projectWord(t) || dataWords[t] {
 			continue
 		}
-		if i+1 < len(toks) && (isSize(toks[i+1]) || versionWord(toks[i+1]) || variantWords[toks[i+1]] && len(toks[i+1]) > 1) {
-			return t + "-" + toks[i+1] // dino-v3, kat-tiny
+		if i+1 < len(toks) && (isSize(toks[i+1]) || versionWord(toks[i+1]) || variantWords[toks[i+1]] && len(toks[i+1]) > 1 ||
+			archWords[toks[i+1]]) {
+			return t + "-" + toks[i+1] // dino-v3, kat-tiny, crystal-gnn
 		}
 		return t
 	}
@@ -122,7 +128,9 @@ var (
 		"master", "official", "dev",
 		// how a run went
 		"optimized", "optimised", "combined", "harness", "reproduce", "reproduction", "improved", "modified",
-		"updated", "simple", "basic", "standard", "original", "latest", "debugging")
+		"updated", "simple", "basic", "standard", "original", "latest", "debugging",
+		// where code is tried
+		"benchmarks", "playground", "sandbox", "notebooks", "scratch")
 	// dataWords are datasets. A directory named for one names a workload
 	// (Gavel's cifar10); a job named for one trains some model on it
 	// (horovod_tensorflow_mnist), so its project word is another.
@@ -130,22 +138,29 @@ var (
 		"voc", "cityscapes", "ade20k", "kitti", "nuscenes", "waymo", "shakespeare", "wikitext", "openwebtext", "owt",
 		"pile", "glue", "superglue", "squad", "imdb", "sst2", "mnli", "qqp", "librispeech", "commonvoice", "era5",
 		"celeba", "celebahq", "ffhq", "lsun", "gsm8k", "alpaca", "dolly", "redpajama", "fineweb", "slimpajama",
-		"hotpotqa", "mmlu", "humaneval", "ultrachat", "sharegpt", "laion", "cc3m", "cc12m", "kinetics", "ucf101")
+		"hotpotqa", "mmlu", "humaneval", "ultrachat", "sharegpt", "laion", "cc3m", "cc12m", "kinetics", "ucf101",
+		"zinc", "qm9", "md17", "tox21", "pdbbind")
 	// counterPrefixes are the longer words a counter starts with: step500,
 	// epoch10, fold3, run12.
 	counterPrefixes = set("step", "steps", "epoch", "epochs", "fold", "run", "iter", "seed", "part", "shard",
-		"split", "trial", "exp", "job", "task", "node", "nodes", "gpu", "gpus", "bs", "lr")
+		"split", "trial", "exp", "job", "task", "node", "nodes", "gpu", "gpus", "bs", "lr", "train", "test", "model",
+		"config", "cfg", "case", "ver")
 )
 
 // trimWorkWords cuts the words any job uses from both ends of a program's
 // or directory's name (roberta-training is roberta, gcn_train is gcn,
-// finetune_lora_cuda_fixed is nothing), keeping its middle as written.
+// trainParticleTransformer is ParticleTransformer, finetune_lora_cuda_fixed
+// is nothing), keeping its middle as written.
 func trimWorkWords(name string) string {
 	type span struct{ from, to int }
 	var words []span
 	start := -1
 	for i := 0; i <= len(name); i++ {
 		if i < len(name) && name[i] != '_' && name[i] != '-' && name[i] != '.' && name[i] != ' ' {
+			if start >= 0 && camelBoundary(name, i) {
+				words = append(words, span{start, i}) // trainParticleTransformer
+				start = i
+			}
 			if start < 0 {
 				start = i
 			}
@@ -156,17 +171,31 @@ func trimWorkWords(name string) string {
 			start = -1
 		}
 	}
-	work := func(s span) bool {
+	generic := func(s span) bool {
 		w := strings.ToLower(name[s.from:s.to])
-		return isDigits(w) || genericPrograms[w] || stemWords[w] || jobWords[w] || codeDirs[w] || pathWords[w] ||
-			counterWord(w) && !isSize(w)
+		return isDigits(w) || genericPrograms[w] || stemWords[w] || jobWords[w] || codeDirs[w] || pathWords[w]
 	}
-	for len(words) > 0 && work(words[0]) {
-		words = words[1:]
+	counter := func(s span) bool {
+		// a word of its own: Fold2 in OpenFold2Train is part of a name
+		w := strings.ToLower(name[s.from:s.to])
+		return (s.from == 0 || !camelBoundary(name, s.from)) && counterWord(w) && !isSize(w)
 	}
-	for len(words) > 0 && work(words[len(words)-1]) {
-		if last := words[len(words)-1]; len(words) > 1 && isDigits(name[last.from:last.to]) {
+	// A counter counts runs at a name's end (gcn_f10); a short one that
+	// starts the name is the name (se3_diffusion, t5_train), where a
+	// counter's word (step4_tensor_parallel) or one after a cut word
+	// (train_h5) is not.
+	named := len(words) > 0 && counter(words[0]) && !counterPrefixes[strings.TrimRightFunc(
+		strings.ToLower(name[:words[0].to]), unicode.IsDigit)]
+	for len(words) > 0 && (generic(words[0]) || counter(words[0]) && !named) {
+		words, named = words[1:], false
+	}
+	for len(words) > 0 && (generic(words[len(words)-1]) || counter(words[len(words)-1]) && (len(words) > 1 || !named)) {
+		last := words[len(words)-1]
+		if len(words) > 1 && isDigits(name[last.from:last.to]) {
 			break // a number after a name is its version: poet_2
+		}
+		if len(words) > 1 && strings.EqualFold(name[last.from:last.to], "net") {
+			break // a name's own suffix: ProtSCAPE-Net
 		}
 		words = words[:len(words)-1]
 	}
@@ -179,3 +208,19 @@ func trimWorkWords(name string) string {
 	}
 	return t
 }
+
+// camelBoundary reports whether a new word starts at name[i] in camel case:
+// an upper-case letter after a lower-case one or a digit (trainParticle,
+// Fold2Train), not inside an acronym (SCAPE).
+func camelBoundary(name string, i int) bool {
+	if i == 0 || i >= len(name) || name[i] < 'A' || name[i] > 'Z' {
+		return false
+	}
+	p := name[i-1]
+	return p >= 'a' && p <= 'z' || p >= '0' && p <= '9'
+}
+
+// archWords name a kind of network; after a project word they are part of
+// its name (crystal_gnn, conformer-transducer, vmap_pinn).
+var archWords = set("gnn", "net", "transformer", "transducer", "former", "gan", "vae", "cnn", "rnn", "lstm",
+	"unet", "diffusion", "mlp", "tdnn", "pinn", "fno", "nerf", "flow", "mae")
