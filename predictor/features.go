@@ -1404,24 +1404,35 @@ func familyModel(s string) string {
 	if m := detectorIn(toks); m != "" {
 		return m
 	}
+	sized := "" // any name followed by a size, when no family is named: zephyr-7b, mymodel-350m
 	for i, t := range toks {
 		fam := ""
 		for _, m := range modelFamilies {
-			if strings.HasPrefix(t, m) && (versionTail(t[len(m):]) || isSize(t[len(m):]) || m == "yolo" && yoloScale(t[len(m):])) {
+			if !strings.HasPrefix(t, m) {
+				continue
+			}
+			if rest := t[len(m):]; versionTail(rest) || isSize(rest) || m == "yolo" && yoloScale(rest) {
 				fam = t // llama3, resnet50, smollm3b, yolov8m
+				break
+			} else if variantWords[rest] && len(rest) > 1 {
+				fam = m + "-" + rest // LlamaTiny, BertLarge: a variant run into its family
 				break
 			}
 		}
 		if fam == "" {
-			// Any name followed by a size: zephyr-7b, mymodel-350m.
-			if i+1 < len(toks) && isSize(toks[i+1]) && hasLetter(t) && !isSize(t) && len(t) > 1 && !genericPrograms[t] && !pathWords[t] {
-				return t + "-" + toks[i+1]
-			}
-			if i+2 < len(toks) && versionTail(toks[i+1]) && isSize(toks[i+2]) && hasLetter(t) && !isSize(t) &&
-				len(t) > 1 && !genericPrograms[t] && !pathWords[t] {
-				return t + "-" + toks[i+1] + "-" + toks[i+2] // bdc-1.0-100m
+			named := hasLetter(t) && !isSize(t) && len(t) > 1 && !genericPrograms[t] && !pathWords[t] && !jobWords[t] &&
+				!stemWords[t] && !dataWords[t]
+			switch {
+			case sized != "" || !named:
+			case i+1 < len(toks) && isSize(toks[i+1]):
+				sized = t + "-" + toks[i+1]
+			case i+2 < len(toks) && versionTail(toks[i+1]) && isSize(toks[i+2]):
+				sized = t + "-" + toks[i+1] + "-" + toks[i+2] // bdc-1.0-100m
 			}
 			continue
+		}
+		if strings.Contains(fam, "-") {
+			return fam
 		}
 		j := i + 1
 		if strings.HasPrefix(fam, "yolo") && j < len(toks) && yoloTasks[toks[j]] {
@@ -1450,6 +1461,8 @@ func familyModel(s string) string {
 			if j+1 < len(toks) && tunedKinds[toks[j+1]] {
 				fam += "-" + toks[j+1] // llama-2-13b-chat, qwen2.5-7b-instruct
 			}
+		} else if j < len(toks) && patchedFamilies[fam] && len(toks[j]) > 1 && strings.Contains("tsblhg", toks[j][:1]) && isDigits(toks[j][1:]) {
+			fam += "-" + toks[j] // vit_b16 is ViT-B/16
 		} else if j < len(toks) && (variantWords[toks[j]] || len(toks[j]) == 2 && toks[j][0] == 'b' && isDigits(toks[j][1:])) {
 			// roberta-base, gpt2-medium, convnext_small, vit_b_16,
 			// segformer_b4 and efficientnet_b0 (EfficientNet's scales b0-b7)
@@ -1460,8 +1473,12 @@ func familyModel(s string) string {
 		}
 		return fam
 	}
-	return ""
+	return sized
 }
+
+// patchedFamilies name their variants by scale and patch size: vit_b16,
+// deit_s16, clip_l14.
+var patchedFamilies = set("vit", "deit", "clip", "siglip", "beit")
 
 // yoloTasks are the tasks of Ultralytics' model names: yolov8m-seg.
 var yoloTasks = set("seg", "cls", "pose", "obb")

@@ -36,7 +36,7 @@ func TestWholeScripts(t *testing.T) {
 		"JAX on one GPU with XLA flags": {
 			script: sh(`#SBATCH --gres=gpu:a100:1`, `export XLA_PYTHON_CLIENT_MEM_FRACTION=.9`,
 				`python -m big_vision.train --config big_vision/configs/vit_s16_i1k.py --workdir $SCRATCH/w`),
-			want: Features{Launcher: "python", Program: "-m big_vision.train", Model: "vit", ModelFrom: "config", GPUs: 1, GPUType: "a100"},
+			want: Features{Launcher: "python", Program: "-m big_vision.train", Model: "vit-s16", ModelFrom: "config", GPUs: 1, GPUType: "a100"},
 		},
 		"TensorFlow with dtype": {
 			script: sh(`#SBATCH --gpus=2`, `python official/vision/train.py --model_dir=/tmp/m --experiment=resnet_imagenet --params_override="runtime.mixed_precision_dtype=bfloat16"`,
@@ -95,6 +95,11 @@ func TestFamilyModel(t *testing.T) {
 		"mixtral_8x7b_instruct":                       "mixtral-8x7b-instruct",
 		"resnet50_imagenet":                           "resnet50",
 		"yolov8m_parcel":                              "yolov8m",
+		"train_ZINC_270M_atomwise_LlamaTiny":          "llama-tiny",
+		"grpo-multi-node-14b":                         "",
+		"configs/vit_b16_extralong.yaml":              "vit-b16",
+		"BertLarge_squad":                             "bert-large",
+		"mymodel-350m":                                "mymodel-350m",
 		"yolo11n-seg.yaml":                            "yolo11n-seg",
 		"yolov5l6":                                    "yolov5l6",
 		"myrun":                                       "",
