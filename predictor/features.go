@@ -811,6 +811,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	otherModel, otherFrom := "", "" // a model's name alone under a flag no reader knows (--resnet_type resnet18)
 	outModel, outFrom := "", ""     // a sized model named by the output directory (--output ckpt/lora-qwen3vl-2b)
 	sizeWord, sizeFrom := "", ""    // --preset base, --model_size large: the size of a family the program names
+	algoModel, algoFrom := "", ""   // an RL algorithm (--algo ppo), standing in where nothing names a model
 	imsPerBatch := 0.0              // detectron2's SOLVER.IMS_PER_BATCH: the images of all GPUs together
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -1086,6 +1087,11 @@ func argFeatures(f Features, args []string, l launch) Features {
 			procs, procsFrom = int(num), k
 		case nk == "num_nodes" && isNum && nodes == 0:
 			nodes, nodesFrom = int(num), k
+		case algoFlags[nk] && algoModel == "" && !isNum && !strings.Contains(v, "/"):
+			// --algo sac_rad, --algorithm ppo: an RL job's agent is its workload.
+			if m := strings.ToLower(v); validModel(m) && !isBoolWord(m) {
+				algoModel, algoFrom = m, k
+			}
 		case sizeFlags[nk] && sizeWord == "" && (variantWords[strings.ToLower(v)] && len(v) > 1 || isSize(strings.ToLower(v))):
 			sizeWord, sizeFrom = strings.ToLower(v), k
 		case runVarying[nk] && outModel == "":
@@ -1151,6 +1157,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 		f.Model, f.ModelFrom = outModel, "path"
 		f.note("model", outFrom)
 	}
+	if f.Model == "" && algoModel != "" {
+		f.Model, f.ModelFrom = algoModel, "path"
+		f.note("model", algoFrom)
+	}
 	if isSize(flavor) && f.ModelFrom == "flag" && !strings.Contains(f.Model, "/") && !hasSize(f.Model) {
 		f.Model += "-" + flavor
 		f.note("model", f.From["model"]+" + "+flavorFrom)
@@ -1186,7 +1196,8 @@ var (
 	// modelNameKeys name the model inside a section (--model.name_or_path).
 	modelNameKeys = set("name", "arch", "model_name", "name_or_path", "model_name_or_path",
 		"pretrained_model_name_or_path", "model_id", "hf_model", "pretrained", "checkpoint", "model",
-		"restore_from_path", "backbone")
+		"restore_from_path", "backbone", "model_path", "hf_model_path", "pretrained_path")
+	algoFlags   = set("algo", "algorithm", "algo_name", "rl_algo", "rl_algorithm")
 	configFlags = set("config", "config_file", "cfg", "c", "config_path", "config_name", "yaml", "recipe_config",
 		"gin", "gin_file", "gin_config", "gin_configs")
 	layerFlags  = set("num_layers", "n_layer", "n_layers", "num_hidden_layers", "nlayers")

@@ -504,6 +504,28 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen3-8b", ModelFrom: "flag",
 				BatchSize: 2, GPUs: 16, GPUType: "h100"},
 		},
+		"a section's model_path beats the config file's family": {
+			script: sh(`torchrun --nproc_per_node=8 tasks/train_vlm.py configs/qwen2_vl/qwen2_vl.yaml --model.model_path /mnt/llm/Qwen2.5-VL-7B-Instruct`),
+			want:   Features{Launcher: "torchrun", Program: "train_vlm.py", Model: "qwen2.5-vl-7b-instruct", ModelFrom: "flag", GPUs: 8},
+		},
+		"python -m pdb runs the program under the debugger": {
+			script: sh(`#SBATCH --gres=gpu:rtx8000:1`, `python3 -m pdb src/train/train_asr.py -c cfg/xlsr.ini --batch_size 8`),
+			want: Features{Launcher: "python", Program: "train_asr.py", Model: "asr", ModelFrom: "path", BatchSize: 8, GPUs: 1,
+				GPUType: "rtx8000"},
+		},
+		"python -m cProfile with its options": {
+			script: sh(`python -m cProfile -o prof.out -s cumtime train.py --model resnet18`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet18", ModelFrom: "flag"},
+		},
+		"an RL algorithm stands in for the model": {
+			script: sh(`#SBATCH -J crafter_run`, `python train.py --env crafter --algorithm ppo --steps 1000000`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "ppo", ModelFrom: "path", Steps: 1e6,
+				JobName: "crafter_run"},
+		},
+		"a model's name beats the RL algorithm": {
+			script: sh(`python train_grpo.py --algo grpo --model_name_or_path Qwen/Qwen2.5-1.5B`),
+			want:   Features{Launcher: "python", Program: "train_grpo.py", Model: "qwen/qwen2.5-1.5b", ModelFrom: "flag"},
+		},
 		"a part's checkpoint under --model. is no model": {
 			script: sh(`python tools/train.py configs/det/fuser.yaml --model.encoders.camera.backbone.init_cfg.checkpoint pretrained/swint-nuimages.pth --model.init_args.name_or_path gpt2-medium`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "gpt2-medium", ModelFrom: "flag"},

@@ -232,6 +232,12 @@ func peel(words []string) launch {
 				if mod == "" && i+1 < len(words) {
 					mod, step = words[i+1], 2
 				}
+				if debugModules[mod] {
+					// python -m pdb train.py, -m cProfile -o prof.out train.py:
+					// a debugger or profiler runs the program it is given.
+					i = skipOpts(words, i+step, nil, set("o", "s", "outfile", "sort", "c", "command", "listen", "connect"), false)
+					continue
+				}
 				if ml, ok := moduleLaunchers[mod]; ok {
 					l.setLauncher(ml)
 					ln = ml
@@ -361,6 +367,10 @@ func (l *launch) setLauncher(ln string) {
 var perNodeFlags = set("nproc_per_node", "ntasks_per_node", "gpus_per_node")
 
 // moduleLaunchers are python -m modules that launch another program.
+// debugModules run the python program after their options under a
+// debugger or profiler.
+var debugModules = set("pdb", "ipdb", "pudb", "cProfile", "profile", "trace", "debugpy", "pyinstrument", "scalene")
+
 var moduleLaunchers = map[string]string{
 	"torch.distributed.run": "torchrun", "torch.distributed.launch": "torchrun",
 	"accelerate.commands.launch": "accelerate", "deepspeed.launcher.runner": "deepspeed",
