@@ -88,6 +88,15 @@ type Features struct {
 	// "line 40: $BATCH_SIZE", "#SBATCH --gres", "#SBATCH --job-name",
 	// "line 12: torchrun --nproc_per_node × --nnodes".
 	From map[string]string `json:"from,omitempty"`
+
+	// ConfigStandIn is the workload a command's config file or Hydra
+	// experiment is named for (fastspeech2.yaml, experiment=aero_2-16),
+	// which stands in for the model only where no program, directory or
+	// job name does: config names are as often a data set's or a
+	// setting's. It is read while the script is walked and empty in what
+	// ParseScript returns; ConfigStandInFrom says where it was read.
+	ConfigStandIn     string `json:"-"`
+	ConfigStandInFrom string `json:"-"`
 }
 
 // note records src as where feature came from ("" records nothing).
@@ -115,6 +124,9 @@ func (f *Features) atLine(line uint) {
 	prefix := "line " + strconv.FormatUint(uint64(line), 10) + ": "
 	for k, v := range f.From {
 		f.From[k] = prefix + v
+	}
+	if f.ConfigStandInFrom != "" {
+		f.ConfigStandInFrom = prefix + f.ConfigStandInFrom
 	}
 }
 
@@ -290,6 +302,12 @@ func scriptFeatures(text string, sbatch []Option) Features {
 			f.note("model", jobNameSource)
 		}
 	}
+	if f.Model == "" && f.ConfigStandIn != "" {
+		// Nothing else names the work: the config's name does (fastspeech2.yaml).
+		f.Model, f.ModelFrom = f.ConfigStandIn, "path"
+		f.note("model", f.ConfigStandInFrom)
+	}
+	f.ConfigStandIn, f.ConfigStandInFrom = "", ""
 	if f.Layers > 0 && f.Hidden > 0 && f.Model != "" && !hasSize(f.Model) {
 		// --num-layers 24 --hidden-size 1024 of a job named gpt2: its shape
 		// says which GPT-2.
@@ -812,6 +830,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	outModel, outFrom := "", ""     // a sized model named by the output directory (--output ckpt/lora-qwen3vl-2b)
 	sizeWord, sizeFrom := "", ""    // --preset base, --model_size large: the size of a family the program names
 	algoModel, algoFrom := "", ""   // an RL algorithm (--algo ppo), standing in where nothing names a model
+	standIn, standInFrom := "", ""  // a config's or Hydra experiment's name (fastspeech2.yaml), standing in likewise
 	imsPerBatch := 0.0              // detectron2's SOLVER.IMS_PER_BATCH: the images of all GPUs together
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -842,6 +861,8 @@ func argFeatures(f Features, args []string, l launch) Features {
 		default:
 			if m := configFileModel(a); m != "" && configModel == "" {
 				configModel, configFrom = m, a
+			} else if w := configStandIn(a, true); w != "" && standIn == "" {
+				standIn, standInFrom = w, a
 			} else if m := positionalHFModel(a); posModel == "" && m != "" {
 				// train.py meta-llama/Llama-3.2-1B-Instruct: a hub id alone.
 				posModel = m
@@ -975,6 +996,14 @@ func argFeatures(f Features, args []string, l launch) Features {
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
 			} else if m := normModel(v); validModel(m) {
+				if fm := familyModel(m); !strings.HasPrefix(a, "-") && !strings.ContainsAny(m, "/.-") && namesAModel(fm) &&
+					familyOf(fm) != "" && !strings.HasPrefix(m, familyOf(fm)) {
+					// Hydra's network=speech_wav2vec2_linear: a config
+					// group's name with the family inside it (a name that
+					// starts with its family, timm's vit_base_patch16_224, is
+					// kept whole, and so is a flag's: --model mae_vit_large_patch16).
+					m = fm
+				}
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
 			} else if m := familyModel(path.Base(path.Dir(strings.TrimRight(v, "/")))); checkpointDir(v) && m != "" &&
@@ -1015,6 +1044,13 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 			if m := familyModel(v); m != "" {
 				configModel, configFrom = m, k+" "+v
+			} else if w := configStandIn(v, false); w != "" && standIn == "" {
+				standIn, standInFrom = w, k+" "+v
+			}
+		case (nk == "experiment" || nk == "exp") && !strings.HasPrefix(a, "-") && standIn == "":
+			// Hydra's experiment=aero_2-16_512_64: the experiment's name.
+			if w := workloadName(path.Base(v)); w != "" {
+				standIn, standInFrom = w, k+"="+v
 			}
 		case strings.Contains(nk, "config") && !strings.Contains(nk, "deepspeed") && !strings.Contains(nk, "ds_"):
 			// --model_config llama3_1_405b/distill_...: a config named after its model
@@ -1160,6 +1196,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 	if f.Model == "" && algoModel != "" {
 		f.Model, f.ModelFrom = algoModel, "path"
 		f.note("model", algoFrom)
+	}
+	if standIn != "" && f.ConfigStandIn == "" {
+		f.ConfigStandIn, f.ConfigStandInFrom = standIn, standInFrom
 	}
 	if isSize(flavor) && f.ModelFrom == "flag" && !strings.Contains(f.Model, "/") && !hasSize(f.Model) {
 		f.Model += "-" + flavor
@@ -1689,6 +1728,40 @@ func configFileModel(a string) string {
 		return "" // a DeepSpeed config
 	}
 	return familyModel(a)
+}
+
+// configStandIn returns the workload a config file's name stands for
+// (fastspeech2.yaml, config_al_xlsr_general.ini), or "": not for a
+// DeepSpeed, accelerate or FSDP config, a data set's, or a name of
+// generic words (base.yaml, default.json). A config flag's value needs no
+// extension (Hydra's --config-name); a positional one does.
+func configStandIn(v string, positional bool) string {
+	base := path.Base(v)
+	ext := path.Ext(base)
+	switch ext {
+	case ".yaml", ".yml", ".json", ".toml", ".ini", ".gin", ".cfg", ".conf":
+	case ".py":
+		if positional {
+			return "" // a program, not its config
+		}
+	case "":
+		if positional {
+			return ""
+		}
+	default:
+		return ""
+	}
+	stem := strings.TrimSuffix(base, ext)
+	low := strings.ToLower(stem)
+	if unexpanded(stem) {
+		return ""
+	}
+	for _, w := range []string{"zero", "ds_", "deepspeed", "accelerate", "fsdp", "hostfile", "launcher"} {
+		if strings.Contains(low, w) {
+			return ""
+		}
+	}
+	return workloadName(stem)
 }
 
 func truthy(v string) bool {

@@ -508,6 +508,26 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`torchrun --nproc_per_node=8 tasks/train_vlm.py configs/qwen2_vl/qwen2_vl.yaml --model.model_path /mnt/llm/Qwen2.5-VL-7B-Instruct`),
 			want:   Features{Launcher: "torchrun", Program: "train_vlm.py", Model: "qwen2.5-vl-7b-instruct", ModelFrom: "flag", GPUs: 8},
 		},
+		"a config's name stands in where nothing else names the work": {
+			script: sh(`python train.py --config configs/fastspeech2.yaml`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},
+		},
+		"a program's name beats a config's": {
+			script: sh(`python train_whisper.py --config configs/indicspeech.yaml`),
+			want:   Features{Launcher: "python", Program: "train_whisper.py", Model: "whisper", ModelFrom: "path"},
+		},
+		"a Hydra experiment's name stands in": {
+			script: sh(`python train.py experiment=aero_2-16_512_64 dset=2-16`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "aero", ModelFrom: "path"},
+		},
+		"a DeepSpeed config names no workload": {
+			script: sh(`python train.py --config ds_zero2.json`),
+			want:   Features{Launcher: "python", Program: "train.py"},
+		},
+		"a Hydra group's value with the family inside": {
+			script: sh(`poetry run python run_speech.py -m network=speech_wav2vec2_linear optim.lr=1e-4`),
+			want:   Features{Launcher: "python", Program: "run_speech.py", Model: "wav2vec2", ModelFrom: "flag"},
+		},
 		"python -m pdb runs the program under the debugger": {
 			script: sh(`#SBATCH --gres=gpu:rtx8000:1`, `python3 -m pdb src/train/train_asr.py -c cfg/xlsr.ini --batch_size 8`),
 			want: Features{Launcher: "python", Program: "train_asr.py", Model: "asr", ModelFrom: "path", BatchSize: 8, GPUs: 1,
