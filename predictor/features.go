@@ -323,7 +323,7 @@ func scriptFeatures(text string, sbatch []Option) Features {
 // stemStandIn reports whether the model standing in is the program's file
 // name (train_gnn.py is gnn), not a package's, a directory's or a flag's.
 func stemStandIn(f Features) bool {
-	return !isModuleProgram(f.Program) && f.Model == strings.ToLower(trimWorkWords(programStem(f.Program)))
+	return !isModuleProgram(f.Program) && f.Model == strings.ToLower(trimWorkWords(rawStem(f.Program)))
 }
 
 // isModuleProgram reports whether a program is a python module (-m
@@ -1347,6 +1347,10 @@ func validModel(m string) bool {
 		isBoolWord(m) || variantWords[m] || isSize(m) { // pretrained=False, model=small: a switch or a size, no model
 		return false
 	}
+	if words := strings.FieldsFunc(m, func(r rune) bool { return r == '_' || r == '-' }); len(words) > 1 &&
+		!slices.ContainsFunc(words, func(w string) bool { return !variantWords[w] && !modelWords[w] }) {
+		return false // model_small, base_model: a size of no named model
+	}
 	// A checkpoint directory's own name says nothing: .../checkpoint-500,
 	// out/final, checkpoints/best (a directory word is no hub org).
 	org, _, _ := strings.Cut(m, "/")
@@ -1372,6 +1376,9 @@ func validModel(m string) bool {
 	}
 	return !strings.Contains(m, "://")
 }
+
+// modelWords say "a model" without naming one.
+var modelWords = set("model", "models", "net", "network", "arch", "default")
 
 // namesAModel reports whether a model read from a job name names one: not
 // empty, not a family word alone (qwen), not a generation alone (qwen1.5).
@@ -2006,7 +2013,10 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 			return t, "path", "program " + program
 		}
 	}
-	if t := trimWorkWords(stem); t != "" && !unexpanded(t) {
+	if raw := rawStem(program); strings.ToLower(raw) == stem {
+		stem = raw // its case splits trainParticleTransformer's words
+	}
+	if t := strings.ToLower(trimWorkWords(stem)); t != "" && !unexpanded(t) {
 		// gcn_train.py, train_roberta.py: the program's own word.
 		return t, "path", "program " + program
 	}
@@ -2018,12 +2028,12 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 		if dir.dir == "" || base == "." || base == "/" || base == ".." || strings.HasPrefix(base, "$") || codeDirs[base] {
 			continue
 		}
-		d, from = base, dir.from
+		d, from = path.Base(strings.TrimRight(dir.dir, "/")), dir.from
 		break
 	}
 	// A clone's name: deepmask-pytorch, pytorch-cifar, bert-master; a
 	// directory named for the work (fine_tuning, workspace) names nothing.
-	if d = trimWorkWords(d); d == "" {
+	if d = strings.ToLower(trimWorkWords(d)); d == "" {
 		return "", "", ""
 	}
 	return d, "path", from
@@ -2035,7 +2045,12 @@ var googleBERT = regexp.MustCompile(`\b(un)?cased_l-(\d+)_h-(\d+)_a-\d+`)
 // programStem is a program's file name in lower case, without its
 // extension: train_deberta_babylm for scripts/train_deberta_babylm.py.
 func programStem(program string) string {
-	return strings.ToLower(strings.TrimSuffix(path.Base(program), path.Ext(program)))
+	return strings.ToLower(rawStem(program))
+}
+
+// rawStem is a program's file name without its extension, as written.
+func rawStem(program string) string {
+	return strings.TrimSuffix(path.Base(program), path.Ext(program))
 }
 
 // stemWords are the other words of generic program names.

@@ -508,6 +508,15 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`torchrun --nproc_per_node=8 tasks/train_vlm.py configs/qwen2_vl/qwen2_vl.yaml --model.model_path /mnt/llm/Qwen2.5-VL-7B-Instruct`),
 			want:   Features{Launcher: "torchrun", Program: "train_vlm.py", Model: "qwen2.5-vl-7b-instruct", ModelFrom: "flag", GPUs: 8},
 		},
+		"a camel-case program's name": {
+			script: sh(`singularity exec --nv pytorch.simg python3 src/trainParticleTransformer.py`),
+			want:   Features{Launcher: "python", Program: "trainParticleTransformer.py", Model: "particletransformer", ModelFrom: "path"},
+		},
+		"a size under a model word is no model": {
+			script: sh(`#SBATCH -J OpenFold2Train`, `srun python training.py -model_name model_small -precision bf16`),
+			want: Features{Launcher: "srun", Program: "training.py", Model: "openfold2", ModelFrom: "path", Precision: "bf16",
+				JobName: "OpenFold2Train"},
+		},
 		"a config's name stands in where nothing else names the work": {
 			script: sh(`python train.py --config configs/fastspeech2.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},

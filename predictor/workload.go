@@ -172,7 +172,13 @@ func trimWorkWords(name string) string {
 		}
 	}
 	generic := func(s span) bool {
-		w := strings.ToLower(name[s.from:s.to])
+		w := name[s.from:s.to]
+		if camelBoundary(name, s.from) || camelBoundary(name, s.to) {
+			if strings.ToUpper(w) == w {
+				return false // an acronym run into a name: LitePT
+			}
+		}
+		w = strings.ToLower(w)
 		return isDigits(w) || genericPrograms[w] || stemWords[w] || jobWords[w] || codeDirs[w] || pathWords[w]
 	}
 	counter := func(s span) bool {
