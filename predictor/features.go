@@ -301,6 +301,13 @@ func scriptFeatures(text string, sbatch []Option) Features {
 			f.Model, f.ModelFrom = w, "path"
 			f.note("model", jobNameSource)
 		}
+	} else if w := workloadName(f.JobName); f.ModelFrom == "path" && w != "" && w != f.Model &&
+		strings.HasSuffix(f.Model, w) && strings.ContainsAny(f.Model[len(f.Model)-len(w)-1:][:1], "_-") {
+		// The job named dimenet runs in GRPN_adam_dimenet: the word the
+		// two share, the name's head, is the work's name (open_whisper is
+		// whisper; avp_vit stays whole).
+		f.Model = w
+		f.note("model", jobNameSource)
 	}
 	if f.Model == "" && f.ConfigStandIn != "" {
 		// Nothing else names the work: the config's name does (fastspeech2.yaml).
@@ -2013,6 +2020,17 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 			return t, "path", "program " + program
 		}
 	}
+	for _, dir := range []struct{ dir, from string }{{progDir, "program " + path.Join(progDir, program)}, {workdir, "cd " + workdir}} {
+		// src/models/CGKN/KMG: the directory under models/ is the model's.
+		parts := strings.Split(strings.Trim(dir.dir, "/"), "/")
+		for i := len(parts) - 2; i >= 0; i-- {
+			if modelDirs[strings.ToLower(parts[i])] && !unexpanded(parts[i+1]) {
+				if t := strings.ToLower(trimWorkWords(parts[i+1])); t != "" && validModel(t) {
+					return t, "path", dir.from
+				}
+			}
+		}
+	}
 	if raw := rawStem(program); strings.ToLower(raw) == stem {
 		stem = raw // its case splits trainParticleTransformer's words
 	}
@@ -2056,6 +2074,9 @@ func rawStem(program string) string {
 // stemWords are the other words of generic program names.
 var stemWords = set("model", "models", "video", "image", "images", "data", "network", "net", "all", "new", "final",
 	"single", "multi", "gpu", "gpus", "distributed", "dist", "local", "slurm", "cluster", "job", "jobs", "exp", "my")
+
+// modelDirs hold a directory for each model a project has.
+var modelDirs = set("models", "archs", "architectures", "networks", "nets")
 
 // codeDirs are the directories code lives in whatever it trains.
 var codeDirs = set("scripts", "src", "tools", "bin", "examples", "train", "training", "code", "lib", "source", "jobs",

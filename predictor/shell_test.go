@@ -517,6 +517,18 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "srun", Program: "training.py", Model: "openfold2", ModelFrom: "path", Precision: "bf16",
 				JobName: "OpenFold2Train"},
 		},
+		"a directory under models/ names the model": {
+			script: sh(`#SBATCH -J kol`, `cd src/models/CGKN/KMG`, `python kol_trainer.py`),
+			want:   Features{Launcher: "python", Program: "kol_trainer.py", Model: "cgkn", ModelFrom: "path", JobName: "kol"},
+		},
+		"the job's name is the head of the directory's": {
+			script: sh(`#SBATCH --job-name=dimenet`, `cd /work/code/GRPN_adam_dimenet`, `conda run -n graph python train.py`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "dimenet", ModelFrom: "path", JobName: "dimenet"},
+		},
+		"a directory's first word is no head": {
+			script: sh(`#SBATCH --job-name=avp`, `cd /work/avp_vit`, `python train.py`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "avp_vit", ModelFrom: "path", JobName: "avp"},
+		},
 		"a config's name stands in where nothing else names the work": {
 			script: sh(`python train.py --config configs/fastspeech2.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},
