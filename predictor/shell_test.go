@@ -529,6 +529,11 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`#SBATCH --job-name=avp`, `cd /work/avp_vit`, `python train.py`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "avp_vit", ModelFrom: "path", JobName: "avp"},
 		},
+		"a variable of hidden container options before more options": {
+			script: sh(`apptainer exec $APPT_COMMON --env CUDA_VISIBLE_DEVICES=1,2 crrl.sif accelerate launch --num_processes 2 \`,
+				`  --module src.train_grpo -- grpo.per_device_train_batch_size=4`),
+			want: Features{Launcher: "accelerate", Program: "src.train_grpo", BatchSize: 4, GPUs: 2},
+		},
 		"a config's name stands in where nothing else names the work": {
 			script: sh(`python train.py --config configs/fastspeech2.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},

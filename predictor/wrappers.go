@@ -98,7 +98,7 @@ func peel(words []string) launch {
 			if next != "exec" && next != "run" {
 				break
 			}
-			i = skipOpts(words, i+2, containerSwitches, nil, true)
+			i = skipHiddenOpts(words, skipOpts(words, i+2, containerSwitches, nil, true), containerSwitches)
 			i++ // the image
 			continue
 		case "singularity_wrapper":
@@ -113,7 +113,7 @@ func peel(words []string) launch {
 			if next != "run" && next != "exec" {
 				break
 			}
-			i = skipOpts(words, i+2, dockerSwitches, nil, true)
+			i = skipHiddenOpts(words, skipOpts(words, i+2, dockerSwitches, nil, true), dockerSwitches)
 			i++ // the image or container
 			continue
 		case "enroot":
@@ -381,6 +381,16 @@ var moduleLaunchers = map[string]string{
 // option. An option "--k=v" is one word; "-k v" two when k takes a value:
 // named in values, or, with valueByDefault, any option not in switches.
 // "--" ends the options and is skipped.
+// skipHiddenOpts looks past a variable that holds options the script does
+// not show, where more options follow it (apptainer exec $COMMON --env
+// X=1 image.sif): the image comes after them.
+func skipHiddenOpts(words []string, i int, switches map[string]bool) int {
+	for i+1 < len(words) && unexpanded(words[i]) && strings.HasPrefix(words[i+1], "-") {
+		i = skipOpts(words, i+1, switches, nil, true)
+	}
+	return i
+}
+
 func skipOpts(words []string, i int, switches, values map[string]bool, valueByDefault bool) int {
 	for i < len(words) {
 		o := words[i]
