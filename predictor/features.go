@@ -2095,7 +2095,54 @@ func sbatchFeatures(f *Features, opts []Option) {
 	if v, ok := s.SbatchValue("--partition", "-p"); ok {
 		f.Partition = v
 	}
-	n, typ, from := 0, "", ""
+	// A heterogeneous job's components (#SBATCH hetjob) each ask for
+	// their own GPUs; the job has them all.
+	n, gpusFrom, typ, typFrom := 0, "", "", ""
+	comps := hetComponents(opts)
+	for _, c := range comps {
+		cn, cFrom, cTyp, cTypFrom := headerGPUs(Script{Sbatch: c})
+		n += cn
+		if gpusFrom == "" {
+			gpusFrom = cFrom
+		}
+		if typ == "" {
+			typ, typFrom = cTyp, cTypFrom
+		}
+	}
+	if n > 0 {
+		// The allocation is what the job asks for; a launcher's process
+		// count (per node under srun, a step's own --ntasks, a list of
+		// visible devices) speaks for it only when the header is silent.
+		if len(comps) > 1 {
+			gpusFrom += ", over the hetjob's components"
+		}
+		f.GPUs = n
+		f.note("gpus", gpusFrom)
+	}
+	if f.GPUType == "" && typ != "" {
+		f.GPUType = typ
+		f.note("gpu_type", typFrom)
+	}
+}
+
+// hetComponents splits a header at its hetjob (or packjob) lines into the
+// options of each component of a heterogeneous job; one, for most jobs.
+func hetComponents(opts []Option) [][]Option {
+	var comps [][]Option
+	start := 0
+	for i, o := range opts {
+		if o.Key == hetjobKey {
+			comps = append(comps, opts[start:i])
+			start = i + 1
+		}
+	}
+	return append(comps, opts[start:])
+}
+
+// headerGPUs reads the GPUs one job (or one component of a heterogeneous
+// job) asks for, and their type, with where each was read.
+func headerGPUs(s Script) (n int, gpusFrom, typ, typFrom string) {
+	from := ""
 	if g, ok := s.gresGPU(); ok {
 		n, typ, from = int(g.Count), g.Type, "#SBATCH --gres"
 	}
@@ -2109,7 +2156,7 @@ func sbatchFeatures(f *Features, opts []Option) {
 			}
 		}
 	}
-	gpusFrom := from
+	gpusFrom = from
 	count := func(keys ...string) int {
 		if v, ok := s.SbatchValue(keys...); ok {
 			if c, err := strconv.Atoi(strings.Split(v, "-")[0]); err == nil && c > 1 && c <= 1<<16 {
@@ -2136,20 +2183,11 @@ func sbatchFeatures(f *Features, opts []Option) {
 			gpusFrom += " × the nodes #SBATCH --ntasks over --ntasks-per-node gives"
 		}
 	}
-	if n > 0 {
-		// The allocation is what the job asks for; a launcher's process
-		// count (per node under srun, a step's own --ntasks, a list of
-		// visible devices) speaks for it only when the header is silent.
-		f.GPUs = n
-		f.note("gpus", gpusFrom)
-	}
+	typFrom = from
 	if typ == "" {
-		typ, from = headerGPUType(s, nil) // --constraint, --partition, ... (gputype.go)
+		typ, typFrom = headerGPUType(s, nil) // --constraint, --partition, ... (gputype.go)
 	}
-	if f.GPUType == "" && typ != "" {
-		f.GPUType = typ
-		f.note("gpu_type", from)
-	}
+	return n, gpusFrom, typ, typFrom
 }
 
 // splitTypedCount reads "a100:2" or "2".

@@ -86,6 +86,14 @@ var gpuSpellings = map[string]GPUName{
 	// (-p 3090, -C 2080ti); 6000 and 8000 stay unread (Quadro or RTX A).
 	"1080": {"gtx1080", 0}, "1080ti": {"gtx1080ti", 0}, "2080": {"rtx2080", 0}, "2080ti": {"rtx2080ti", 0},
 	"3080": {"rtx3080", 0}, "3090": {"rtx3090", 0}, "4080": {"rtx4080", 0}, "4090": {"rtx4090", 0},
+	"3060": {"rtx3060", 0}, "3070": {"rtx3070", 0}, "3080ti": {"rtx3080ti", 0}, "3090ti": {"rtx3090ti", 0},
+	"4060": {"rtx4060", 0}, "4060ti": {"rtx4060ti", 0}, "4070": {"rtx4070", 0}, "4070ti": {"rtx4070ti", 0},
+	"5060": {"rtx5060", 0}, "5060ti": {"rtx5060ti", 0}, "5070": {"rtx5070", 0}, "5070ti": {"rtx5070ti", 0},
+	"5080": {"rtx5080", 0}, "5090": {"rtx5090", 0},
+	"rtx3060": {"rtx3060", 0}, "rtx3070": {"rtx3070", 0}, "rtx3080ti": {"rtx3080ti", 0}, "rtx3090ti": {"rtx3090ti", 0},
+	"rtx4060": {"rtx4060", 0}, "rtx4060ti": {"rtx4060ti", 0}, "rtx4070": {"rtx4070", 0}, "rtx4070ti": {"rtx4070ti", 0},
+	"rtx5060": {"rtx5060", 0}, "rtx5060ti": {"rtx5060ti", 0}, "rtx5070": {"rtx5070", 0}, "rtx5070ti": {"rtx5070ti", 0},
+	"rtx5080": {"rtx5080", 0}, "rtx5090": {"rtx5090", 0},
 	"mi100": {"mi100", 0}, "mi210": {"mi210", 0}, "mi250": {"mi250", 0}, "mi250x": {"mi250x", 0},
 	"mi300a": {"mi300a", 0}, "mi300x": {"mi300x", 0},
 }
@@ -142,6 +150,12 @@ func ReadGPUNames(name string) []GPUName {
 			last, gpu = len(out)-1, false
 			continue
 		}
+		if g, ok := afterCount(words[i]); ok {
+			// 1v100, 8xa100: a node's count of the type run into it.
+			out = append(out, g)
+			last, gpu = len(out)-1, false
+			continue
+		}
 		if g, ok := afterMaker(words[i]); ok {
 			// teslaM40, nvidiaA100, quadroRTX8000: the maker's word run
 			// into the type.
@@ -178,6 +192,24 @@ func spelled(words []string) (GPUName, int, bool) {
 		}
 	}
 	return best, took, took > 0
+}
+
+// afterCount reads one word that is a count run into a type: 1v100,
+// 8xa100 (never a GeForce number: 2080 is no 2 and an 080).
+func afterCount(w string) (GPUName, bool) {
+	n := 0
+	for n < len(w) && n < 2 && w[n] >= '0' && w[n] <= '9' {
+		n++
+	}
+	if n == 0 {
+		return GPUName{}, false
+	}
+	rest := strings.TrimPrefix(w[n:], "x")
+	if rest == "" || rest[0] >= '0' && rest[0] <= '9' {
+		return GPUName{}, false
+	}
+	g, ok := gpuSpellings[rest]
+	return g, ok
 }
 
 // afterMaker reads one word that is a maker's or line's name run into a

@@ -136,7 +136,7 @@ func parseEntry(s string) (GresEntry, error) {
 	if len(rest) == 1 {
 		e.Type = rest[0]
 	}
-	if !validToken(e.Name) || e.Name == "gres" || (e.Type != "" && (!validToken(e.Type) || looksNumeric(e.Type))) {
+	if !validToken(e.Name) || e.Name == "gres" || (e.Type != "" && !validToken(e.Type)) {
 		return e, fmt.Errorf("%w: %q", ErrBadGres, s)
 	}
 	return e, nil

@@ -19,6 +19,7 @@ func TestGPURequests(t *testing.T) {
 		"--gpus=4":                          {job: "gres:gpu:4", want: []GPURequest{{Scope: "job", Count: 4}}},
 		"--gpus-per-task=t4:1":              {task: "gres:gpu:t4:1", want: []GPURequest{{Scope: "task", Type: "t4", Count: 1}}},
 		"--gpus-per-socket":                 {socket: "gres:gpu:1", want: []GPURequest{{Scope: "socket", Count: 1}}},
+		"a type named by its number":        {node: "gres:gpu:3090:8", want: []GPURequest{{Scope: "node", Type: "3090", Count: 8}}},
 		"type only means one":               {node: "gpu:v100", want: []GPURequest{{Scope: "node", Type: "v100", Count: 1}}},
 		"bare gpu":                          {node: "gpu", want: []GPURequest{{Scope: "node", Count: 1}}},
 		"socket binding kept apart":         {node: "gpu:2(S:0-1)", want: []GPURequest{{Scope: "node", Count: 2}}},

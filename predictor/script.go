@@ -109,6 +109,10 @@ func scriptLines(text string) iter.Seq[string] {
 	}
 }
 
+// hetjobKey is the Option that separates the components of a
+// heterogeneous job's header (#SBATCH hetjob; packjob before Slurm 20.02).
+const hetjobKey = "hetjob"
+
 // sbatchShortArgs are sbatch's short options that take a value.
 const sbatchShortArgs = "AaBbCcDdeGiJLMmNnopqStwx"
 
@@ -121,6 +125,10 @@ func parseSbatch(rest string) []Option {
 	var out []Option
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
+		if f == hetjobKey || f == "packjob" {
+			out = append(out, Option{Key: hetjobKey}) // the next component of a heterogeneous job
+			continue
+		}
 		if !strings.HasPrefix(f, "-") {
 			continue
 		}

@@ -534,6 +534,11 @@ func TestFrameworkConventions(t *testing.T) {
 				`  --module src.train_grpo -- grpo.per_device_train_batch_size=4`),
 			want: Features{Launcher: "accelerate", Program: "src.train_grpo", BatchSize: 4, GPUs: 2},
 		},
+		"a heterogeneous job's components each ask for GPUs": {
+			script: sh(`#SBATCH --nodes=4`, `#SBATCH --constraint=public&1v100`, `#SBATCH --gres=gpu:1`, `#SBATCH hetjob`,
+				`#SBATCH --nodes=2`, `#SBATCH --gres=gpu:2`, `srun --het-group=0 python train.py`),
+			want: Features{Launcher: "srun", Program: "train.py", GPUs: 8, GPUType: "v100"},
+		},
 		"a config's name stands in where nothing else names the work": {
 			script: sh(`python train.py --config configs/fastspeech2.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},
