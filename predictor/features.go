@@ -330,6 +330,11 @@ func scriptFeatures(text string, sbatch []Option) Features {
 // stemStandIn reports whether the model standing in is the program's file
 // name (train_gnn.py is gnn), not a package's, a directory's or a flag's.
 func stemStandIn(f Features) bool {
+	if bareFamily(f.Model) && programStem(f.Program) != f.Model {
+		// A training program named for a family (qwen_lora_amr.py) says
+		// more than a job's word; a network's own file (unet.py) less.
+		return false
+	}
 	return !isModuleProgram(f.Program) && f.Model == strings.ToLower(trimWorkWords(rawStem(f.Program)))
 }
 
@@ -2030,6 +2035,12 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 				}
 			}
 		}
+	}
+	if m := familyModel(stem); bareFamily(m) && !unexpanded(stem) && strings.HasPrefix(strings.ToLower(trimWorkWords(stem)), m) {
+		// qwen_lora_amr.py, pretrain_gpt.py: the family the program
+		// trains, standing in for the model it does not size (a name the
+		// family ends, avp_vit, is kept whole).
+		return m, "path", "program " + program
 	}
 	if raw := rawStem(program); strings.ToLower(raw) == stem {
 		stem = raw // its case splits trainParticleTransformer's words

@@ -41,7 +41,7 @@ func TestWholeScripts(t *testing.T) {
 		"TensorFlow with dtype": {
 			script: sh(`#SBATCH --gpus=2`, `python official/vision/train.py --model_dir=/tmp/m --experiment=resnet_imagenet --params_override="runtime.mixed_precision_dtype=bfloat16"`,
 				`python resnet_ctl_imagenet_main.py --num_gpus 2 --batch_size 256 --dtype fp16`),
-			want: Features{Launcher: "python", Program: "resnet_ctl_imagenet_main.py", Model: "resnet_ctl_imagenet", ModelFrom: "path",
+			want: Features{Launcher: "python", Program: "resnet_ctl_imagenet_main.py", Model: "resnet", ModelFrom: "path",
 				BatchSize: 256, Precision: "fp16", GPUs: 2},
 		},
 		"conda activate then accelerate with a config yaml": {

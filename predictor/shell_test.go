@@ -539,6 +539,14 @@ func TestFrameworkConventions(t *testing.T) {
 				`#SBATCH --nodes=2`, `#SBATCH --gres=gpu:2`, `srun --het-group=0 python train.py`),
 			want: Features{Launcher: "srun", Program: "train.py", GPUs: 8, GPUType: "v100"},
 		},
+		"a training program named for a family beats the job's word": {
+			script: sh(`#SBATCH --job-name=LLM4AMR`, `python qwen_lora_amr.py`),
+			want:   Features{Launcher: "python", Program: "qwen_lora_amr.py", Model: "qwen", ModelFrom: "path", JobName: "LLM4AMR"},
+		},
+		"a name the family ends stays whole": {
+			script: sh(`python avp_vit.py`),
+			want:   Features{Launcher: "python", Program: "avp_vit.py", Model: "avp_vit", ModelFrom: "path"},
+		},
 		"a config's name stands in where nothing else names the work": {
 			script: sh(`python train.py --config configs/fastspeech2.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},

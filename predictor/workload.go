@@ -130,7 +130,8 @@ var (
 		"optimized", "optimised", "combined", "harness", "reproduce", "reproduction", "improved", "modified",
 		"updated", "simple", "basic", "standard", "original", "latest", "debugging",
 		// where code is tried
-		"benchmarks", "playground", "sandbox", "notebooks", "scratch", "other", "tmp", "temp", "misc", "common")
+		"benchmarks", "playground", "sandbox", "notebooks", "scratch", "other", "tmp", "temp", "misc", "common",
+		"pre", "post", "mixed", "precision")
 	// dataWords are datasets. A directory named for one names a workload
 	// (Gavel's cifar10); a job named for one trains some model on it
 	// (horovod_tensorflow_mnist), so its project word is another.

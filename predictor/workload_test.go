@@ -38,6 +38,8 @@ func TestWorkloadWords(t *testing.T) {
 			"crystal_gnn":                "crystal-gnn",
 			"train_conformer-transducer": "conformer-transducer",
 			"Train1":                     "",
+			"PreTrainMAE":                "mae",
+			"Test_mixed":                 "",
 			"model3_eval":                "",
 		}},
 		{"trimWorkWords", trimWorkWords, map[string]string{
