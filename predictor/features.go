@@ -2018,11 +2018,17 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 		// python -m src.model.faster_rcnn.scripts.train: the module's package names it.
 		return m, "program", "program " + program
 	}
-	if top, _, _ := strings.Cut(module, "/"); isModule && !codeDirs[top] && !genericPrograms[top] && !unexpanded(top) {
+	if isModule && module != "" && !unexpanded(module) {
 		// -m poet_2.training.train, -m canvit_train.harness.run: the
-		// package is the project.
-		if t := trimWorkWords(top); t != "" {
-			return t, "path", "program " + program
+		// package is the project; the deepest that names one, as
+		// -m astroclip.astrodino.trainer trains astrodino.
+		pkgs := append(strings.Split(module, "/"), stem) // the stem is the module's last package
+		for i := len(pkgs) - 1; i >= 0; i-- {
+			if p := pkgs[i]; !codeDirs[p] && !genericPrograms[p] {
+				if t := trimWorkWords(p); t != "" {
+					return t, "path", "program " + program
+				}
+			}
 		}
 	}
 	for _, dir := range []struct{ dir, from string }{{progDir, "program " + path.Join(progDir, program)}, {workdir, "cd " + workdir}} {

@@ -547,6 +547,10 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python avp_vit.py`),
 			want:   Features{Launcher: "python", Program: "avp_vit.py", Model: "avp_vit", ModelFrom: "path"},
 		},
+		"a module's deepest package that names a project": {
+			script: sh(`srun python -m astroclip.astrodino.trainer --config-file cfg.yaml`),
+			want:   Features{Launcher: "srun", Program: "-m astroclip.astrodino.trainer", Model: "astrodino", ModelFrom: "path"},
+		},
 		"a config's name stands in where nothing else names the work": {
 			script: sh(`python train.py --config configs/fastspeech2.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},

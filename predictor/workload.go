@@ -131,7 +131,11 @@ var (
 		"updated", "simple", "basic", "standard", "original", "latest", "debugging",
 		// where code is tried
 		"benchmarks", "playground", "sandbox", "notebooks", "scratch", "other", "tmp", "temp", "misc", "common",
-		"pre", "post", "mixed", "precision")
+		"pre", "post", "mixed", "precision",
+		// how a model learns, never which
+		"contrastive", "supervised", "unsupervised", "selfsupervised", "ssl", "distill", "distillation",
+		// a package's parts
+		"engine", "runner", "runners", "entrypoints", "pipelines", "apps", "modules")
 	// dataWords are datasets. A directory named for one names a workload
 	// (Gavel's cifar10); a job named for one trains some model on it
 	// (horovod_tensorflow_mnist), so its project word is another.

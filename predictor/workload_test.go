@@ -40,6 +40,7 @@ func TestWorkloadWords(t *testing.T) {
 			"Train1":                     "",
 			"PreTrainMAE":                "mae",
 			"Test_mixed":                 "",
+			"contrastive_mdeq_large":     "mdeq-large",
 			"model3_eval":                "",
 		}},
 		{"trimWorkWords", trimWorkWords, map[string]string{
