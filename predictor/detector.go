@@ -21,7 +21,7 @@ var detectorArchs = [][]string{
 	{"fasterrcnn"}, {"maskrcnn"}, {"retinanet"}, {"fcos"}, {"atss"}, {"yolox"}, {"detr"}, {"dino"}, {"rtmdet"},
 	{"mask2former"}, {"maskformer"}, {"solo"}, {"solov2"}, {"htc"}, {"centernet"}, {"queryinst"}, {"upernet"},
 	{"deeplabv3"}, {"deeplabv3plus"}, {"pspnet"}, {"pointrend"}, {"vfnet"}, {"tood"}, {"gfl"}, {"reppoints"},
-	{"yolact"}, {"ssd300"}, {"ssd512"}, {"ssdlite"}, {"fpn"}, {"rtdetr"}, {"condinst"}, {"boxinst"}, {"oneformer"},
+	{"yolact"}, {"rtmw"}, {"rtmpose"}, {"rtmo"}, {"vitpose"}, {"ssd300"}, {"ssd512"}, {"ssdlite"}, {"fpn"}, {"rtdetr"}, {"condinst"}, {"boxinst"}, {"oneformer"},
 }
 
 // detectorNeedsBackbone are the architectures whose name alone is also a

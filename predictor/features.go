@@ -172,7 +172,8 @@ var (
 	boolPrecision = map[string]string{"fp16": "fp16", "bf16": "bf16", "amp": "amp", "half": "fp16",
 		"use_amp": "amp", "mixed_precision": "amp", "use_fp16": "fp16", "use_bf16": "bf16", "fp8": "fp8",
 		"apex": "amp", "bf16_full_eval": "bf16", "tf32": "fp32", "bfloat16": "bf16", "pure_bf16": "bf16",
-		"use_bfloat16": "bf16", "float16": "fp16", "memory_efficient_fp16": "fp16", "memory_efficient_bf16": "bf16"}
+		"use_bfloat16": "bf16", "float16": "fp16", "memory_efficient_fp16": "fp16", "memory_efficient_bf16": "bf16",
+		"enable_amp": "amp", "enable_fp16": "fp16", "enable_bf16": "bf16", "amp_enabled": "amp"}
 	valuePrecision = set("precision", "mixed_precision", "dtype", "torch_dtype", "amp_dtype", "policy",
 		"dtype_policy", "mixed_precision_dtype", "compute_dtype", "param_dtype")
 	// listFlags carry several key=value settings, comma-separated.
@@ -835,15 +836,16 @@ func argFeatures(f Features, args []string, l launch) Features {
 	evalBatch, evalBatchFrom := 0.0, ""
 	perGPUBatch := false // the batch was read from a flag that counts per GPU
 	configModel, configFrom := "", ""
-	flavor, flavorFrom := "", ""    // torchtitan's --model.flavor 8B sizes --model.name llama3
-	hfModel, hfFrom := "", ""       // an HF model id under another flag (--base, --tokenizer)
-	posModel := ""                  // a positional argument that is a model's name and nothing else
-	otherModel, otherFrom := "", "" // a model's name alone under a flag no reader knows (--resnet_type resnet18)
-	outModel, outFrom := "", ""     // a sized model named by the output directory (--output ckpt/lora-qwen3vl-2b)
-	sizeWord, sizeFrom := "", ""    // --preset base, --model_size large: the size of a family the program names
-	algoModel, algoFrom := "", ""   // an RL algorithm (--algo ppo), standing in where nothing names a model
-	standIn, standInFrom := "", ""  // a config's or Hydra experiment's name (fastspeech2.yaml), standing in likewise
-	imsPerBatch := 0.0              // detectron2's SOLVER.IMS_PER_BATCH: the images of all GPUs together
+	flavor, flavorFrom := "", ""        // torchtitan's --model.flavor 8B sizes --model.name llama3
+	hfModel, hfFrom := "", ""           // an HF model id under another flag (--base, --tokenizer)
+	posModel := ""                      // a positional argument that is a model's name and nothing else
+	otherModel, otherFrom := "", ""     // a model's name alone under a flag no reader knows (--resnet_type resnet18)
+	outModel, outFrom := "", ""         // a sized model named by the output directory (--output ckpt/lora-qwen3vl-2b)
+	sizeWord, sizeFrom := "", ""        // --preset base, --model_size large: the size of a family the program names
+	algoModel, algoFrom := "", ""       // an RL algorithm (--algo ppo), standing in where nothing names a model
+	standIn, standInFrom := "", ""      // a config's or Hydra experiment's name (fastspeech2.yaml), standing in likewise
+	imsPerBatch := 0.0                  // detectron2's SOLVER.IMS_PER_BATCH: the images of all GPUs together
+	nameBatch, nameBatchFrom := 0.0, "" // the per-GPU batch an OpenMMLab config's name gives (8xb320)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		var k, v string
@@ -871,6 +873,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 			i++
 			continue
 		default:
+			if b := mmBatch(a); b > 0 && nameBatch == 0 {
+				nameBatch, nameBatchFrom = b, a
+			}
 			if m := configFileModel(a); m != "" && configModel == "" {
 				configModel, configFrom = m, a
 			} else if w := configStandIn(a, true); w != "" && standIn == "" {
@@ -1153,6 +1158,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 		}
 	}
+	if f.BatchSize == 0 && nameBatch > 0 {
+		// rtmw-l_8xb320-270e_coco.py: OpenMMLab's configs name their
+		// batch per GPU (8 GPUs of 320).
+		f.BatchSize = nameBatch
+		f.note("batch_size", "config name "+nameBatchFrom)
+	}
 	if f.BatchSize == 0 && imsPerBatch > 0 {
 		// detectron2 splits SOLVER.IMS_PER_BATCH over --num-gpus.
 		if n := float64(max(procs, 1)); math.Mod(imsPerBatch, n) == 0 {
@@ -1249,7 +1260,7 @@ var (
 		"pretrained_model_name_or_path", "model_id", "hf_model", "pretrained", "checkpoint", "model",
 		"restore_from_path", "backbone", "model_path", "hf_model_path", "pretrained_path")
 	algoFlags   = set("algo", "algorithm", "algo_name", "rl_algo", "rl_algorithm")
-	configFlags = set("config", "config_file", "cfg", "c", "config_path", "config_name", "yaml", "recipe_config",
+	configFlags = set("config", "config_file", "cfg", "c", "config_path", "config_name", "yaml", "recipe_config", "yaml_config", "cfg_file",
 		"gin", "gin_file", "gin_config", "gin_configs")
 	layerFlags  = set("num_layers", "n_layer", "n_layers", "num_hidden_layers", "nlayers")
 	hiddenFlags = set("hidden_size", "n_embd", "d_model", "hidden_dim", "model_dim", "dim")
@@ -1465,7 +1476,7 @@ func familyModel(s string) string {
 	if i := strings.LastIndexByte(s, '/'); i >= 0 && i < len(s)-1 {
 		// The file's own name says more than its directories:
 		// t5/gin_configs/t5-base.gin is t5-base.
-		if m := familyModel(s[i+1:]); m != "" && !bareFamily(m) && strings.ContainsAny(m, "-.") {
+		if m := familyModel(s[i+1:]); m != "" && !bareFamily(m) && (strings.ContainsAny(m, "-.") || hasDigit(m)) {
 			return m
 		}
 	}
@@ -1562,6 +1573,11 @@ func yoloScale(s string) bool {
 	}
 	scale := strings.TrimSuffix(s[i:], "6")
 	return len(scale) == 1 && strings.Contains("nsmlx", scale)
+}
+
+// hasDigit reports whether s has a digit: resnet50, llama3.
+func hasDigit(s string) bool {
+	return strings.ContainsAny(s, "0123456789")
 }
 
 // bareFamily reports whether a name is a family word alone (gpt, resnet,
@@ -1747,6 +1763,28 @@ func configFileModel(a string) string {
 		return "" // a DeepSpeed config
 	}
 	return familyModel(a)
+}
+
+// mmBatchRe matches the GPUs-by-batch word of OpenMMLab's config names:
+// 8xb320, 4xb2.
+var mmBatchRe = regexp.MustCompile(`(?:^|[_-])\d{1,3}xb(\d{1,4})(?:[_-]|$)`)
+
+// mmBatch returns the per-GPU batch an OpenMMLab config file's name gives
+// (faster-rcnn_r50_fpn_8xb2-1x_coco.py is 2), or 0.
+func mmBatch(a string) float64 {
+	base := path.Base(a)
+	if ext := path.Ext(base); ext != ".py" && ext != ".yaml" && ext != ".yml" || unexpanded(base) {
+		return 0
+	}
+	m := mmBatchRe.FindStringSubmatch(strings.ToLower(base))
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n == 0 {
+		return 0
+	}
+	return float64(n)
 }
 
 // configStandIn returns the workload a config file's name stands for

@@ -551,6 +551,14 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`srun python -m astroclip.astrodino.trainer --config-file cfg.yaml`),
 			want:   Features{Launcher: "srun", Program: "-m astroclip.astrodino.trainer", Model: "astrodino", ModelFrom: "path"},
 		},
+		"an OpenMMLab config's name gives the batch per GPU": {
+			script: sh(`python -m torch.distributed.launch --nproc_per_node=8 tools/train.py configs/rtmpose/rtmw-l_8xb320-270e_cocktail14-384x288.py --launcher pytorch`),
+			want:   Features{Launcher: "torchrun", Program: "train.py", Model: "rtmw-l", ModelFrom: "config", BatchSize: 320, GPUs: 8},
+		},
+		"--enable_amp": {
+			script: sh(`python train.py --enable_amp --yaml_config=config/AFNO.yaml`),
+			want:   Features{Launcher: "python", Program: "train.py", Precision: "amp", Model: "afno", ModelFrom: "path"},
+		},
 		"a config's name stands in where nothing else names the work": {
 			script: sh(`python train.py --config configs/fastspeech2.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},
