@@ -1535,6 +1535,8 @@ func familyModel(s string) string {
 		if j+1 < len(toks) && modelKinds[toks[j]] && isSize(toks[j+1]) {
 			fam += "-" + toks[j] // qwen2.5-vl-3b, qwen2.5-coder-7b
 			j++
+		} else if j+1 == len(toks) && modelKinds[toks[j]] {
+			return fam + "-" + toks[j] // llama_vision.yaml, qwen2.5_vl: the kind ends the name
 		}
 		if j < len(toks) && isSize(toks[j]) {
 			fam += "-" + toks[j]

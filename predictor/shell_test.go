@@ -559,6 +559,14 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python train.py --enable_amp --yaml_config=config/AFNO.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Precision: "amp", Model: "afno", ModelFrom: "path"},
 		},
+		"mpirun's -mca takes a parameter and its value": {
+			script: sh(`mpirun -np 16 -x PATH -bind-to none -map-by slot -mca pml ob1 -mca btl ^openib python3 train.py --batch_size 4`),
+			want:   Features{Launcher: "mpirun", Program: "train.py", BatchSize: 4, GPUs: 16},
+		},
+		"a model kind ends a config's name": {
+			script: sh(`python main.py --config configs/llama_vision.yaml`),
+			want:   Features{Launcher: "python", Program: "main.py", Model: "llama-vision", ModelFrom: "config"},
+		},
 		"a config's name stands in where nothing else names the work": {
 			script: sh(`python train.py --config configs/fastspeech2.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},

@@ -280,6 +280,9 @@ func peel(words []string) launch {
 			if !hasV && takesValue(ln, nk) && i < len(words) {
 				v, hasV = words[i], true
 				i++
+				if ln == "mpirun" && (nk == "mca" || nk == "gmca" || nk == "prtemca" || nk == "pmixmca") && i < len(words) {
+					i++ // -mca pml ob1: a parameter and its value
+				}
 			}
 			if !hasV {
 				continue
