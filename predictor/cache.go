@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"maps"
 	"slices"
 	"sync/atomic"
@@ -32,17 +33,39 @@ func NewScriptCache(size int) *ScriptCache {
 // Parse is ParseScript through the cache. Each caller gets its own copy:
 // changing what it returns never changes what the cache holds.
 func (c *ScriptCache) Parse(text string) Script {
+	return c.ParseArgs(text, nil)
+}
+
+// ParseArgs is ParseScriptArgs through the cache: a script is the same
+// script again only with the same arguments (or with them unknown again).
+func (c *ScriptCache) ParseArgs(text string, args []string) Script {
 	if c == nil {
-		return ParseScript(text)
+		return ParseScriptArgs(text, args)
 	}
 	// The hash reads the script in place: no copy of a script of several MB.
-	key := sha256.Sum256(unsafe.Slice(unsafe.StringData(text), len(text)))
+	h := sha256.New()
+	h.Write(unsafe.Slice(unsafe.StringData(text), len(text)))
+	if args != nil {
+		// After the script, each argument length-prefixed, so that no
+		// script and arguments hash as another's; none at all for unknown.
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(args)))
+		h.Write([]byte{0})
+		h.Write(n[:])
+		for _, a := range args {
+			binary.LittleEndian.PutUint64(n[:], uint64(len(a)))
+			h.Write(n[:])
+			h.Write([]byte(a))
+		}
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
 	if s, ok := c.lru.Get(key); ok {
 		c.hits.Add(1)
 		return s.clone()
 	}
 	c.misses.Add(1)
-	s := ParseScript(text)
+	s := ParseScriptArgs(text, args)
 	c.lru.Add(key, s.clone())
 	return s
 }

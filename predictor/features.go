@@ -212,7 +212,7 @@ const MaxFeatureLine = 1 << 16
 // already parsed, then every command the script runs, read as bash would
 // run it (see shellReader). A script bash cannot parse is read line by line,
 // so a half-broken script still yields the commands that parse.
-func scriptFeatures(text string, sbatch []Option) Features {
+func scriptFeatures(text string, sbatch []Option, args []string) Features {
 	var f Features
 	found := false
 	spread := false // the main launch runs on every node, its count per node
@@ -240,6 +240,12 @@ func scriptFeatures(text string, sbatch []Option) Features {
 			f = mergeFeatures(f, cf)
 		}
 	})
+	if args != nil {
+		r.args = slices.Clone(args) // the script's $1 ...; nil: not known
+		if r.args == nil {
+			r.args = []string{}
+		}
+	}
 	for k, v := range jobEnv(sbatch) {
 		// What Slurm exports to the job from its header: NGPUS=$((SLURM_NNODES * 8)).
 		// (Known for expansion; no command reads features from them.)

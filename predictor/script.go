@@ -51,11 +51,24 @@ type Option struct {
 // several MB and the signature of the first lines is signature enough.
 const MaxScriptLines = 20000
 
+// MaxScriptArgs bounds the arguments a script is read with; a job given
+// more is read as if its arguments were not known.
+const MaxScriptArgs = 256
+
 // ParseScript reads the #SBATCH header, computes the signature and reads the
 // Features of the commands the script runs. It never fails and never
 // panics: junk in, a signature of the junk out; its work is bounded by
-// MaxScriptLines, MaxShellNodes and MaxShellDepth.
+// MaxScriptLines, MaxShellNodes and MaxShellDepth. The script's arguments
+// are not known: $1 and "$@" are unknown, and so is what they set.
 func ParseScript(text string) Script {
+	return ParseScriptArgs(text, nil)
+}
+
+// ParseScriptArgs is ParseScript for a script run with the arguments given
+// (sbatch train.sh llama-7b 32: ["llama-7b", "32"]), which $1, "$@" and $#
+// read. A nil args means they are not known; an empty one, that there are
+// none, so ${1:-default} is its default.
+func ParseScriptArgs(text string, args []string) Script {
 	var s Script
 	orig := text
 	h := sha256.New()
@@ -79,7 +92,10 @@ func ParseScript(text string) Script {
 		buf = append(appendAbstract(buf[:0], t), '\n')
 		h.Write(buf)
 	}
-	s.Features = scriptFeatures(orig, s.Sbatch)
+	if len(args) > MaxScriptArgs {
+		args = nil
+	}
+	s.Features = scriptFeatures(orig, s.Sbatch, args)
 	f := &s.Features
 	buf = append(buf[:0], "\x00model="...)
 	if !f.JobNameOnly() {

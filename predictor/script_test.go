@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -196,5 +197,43 @@ func TestSbatchArgs(t *testing.T) {
 		if diff := cmp.Diff(want, sbatchArgs(in)); diff != "" {
 			t.Errorf("sbatchArgs(%q) (-want +got):\n%s", in, diff)
 		}
+	}
+}
+
+// TestParseScriptArgs: a script read with the arguments sbatch gave it
+// reads $1, "$@" and $# as the job will; read without them (nil), they are
+// unknown; read with none, ${1:-default} is its default.
+func TestParseScriptArgs(t *testing.T) {
+	script := "#!/bin/bash\n#SBATCH --gres=gpu:1\nMODEL=${1:-resnet50}\nBS=$2\npython train.py --model \"$MODEL\" --batch-size \"$BS\" \"${@:3}\"\n"
+	cases := []struct {
+		name      string
+		args      []string
+		model     string
+		batch     float64
+		unknown   []string
+		precision string
+	}{
+		{"unknown arguments: a default written beside one is read", nil, "resnet50", 0, []string{"batch_size"}, ""},
+		{"no arguments", []string{}, "resnet50", 0, nil, ""},
+		{"the model and batch given", []string{"vit_base_patch16_224", "128"}, "vit_base_patch16_224", 128, nil, ""},
+		{"more arguments pass through", []string{"convnext_tiny", "32", "--amp"}, "convnext_tiny", 32, nil, "amp"},
+	}
+	for _, c := range cases {
+		f := ParseScriptArgs(script, c.args).Features
+		if f.Model != c.model || f.BatchSize != c.batch || !slices.Equal(f.Unknown, c.unknown) || f.Precision != c.precision {
+			t.Errorf("%s: model %q batch %v unknown %v precision %q; want %q %v %v %q", c.name, f.Model,
+				f.BatchSize, f.Unknown, f.Precision, c.model, c.batch, c.unknown, c.precision)
+		}
+	}
+	shifted := "#!/bin/bash\nNAME=$1; shift\ntorchrun --nproc_per_node=$# train.py --model $NAME\n"
+	if f := ParseScriptArgs(shifted, []string{"gpt2-medium", "a", "b"}).Features; f.Model != "gpt2-medium" || f.GPUs != 2 {
+		t.Errorf("shift and $#: model %q GPUs %d, want gpt2-medium on 2", f.Model, f.GPUs)
+	}
+	if f := ParseScriptArgs(script, make([]string, MaxScriptArgs+1)).Features; !slices.Equal(f.Unknown, []string{"batch_size"}) {
+		t.Errorf("too many arguments are read as unknown, got unknown %v", f.Unknown)
+	}
+	arr := "#!/bin/bash\nOPTS=(--lr 1e-4 --bf16 --epochs 3)\npython train.py \"${OPTS[@]:2:1}\"\n"
+	if f := ParseScript(arr).Features; f.Precision != "bf16" || f.Epochs != 0 {
+		t.Errorf("an array's slice: precision %q epochs %v, want bf16 alone", f.Precision, f.Epochs)
 	}
 }

@@ -908,10 +908,33 @@ func (r *shellReader) wordFields(w *syntax.Word, out []string) []string {
 // list expands ${arr[@]}, ${arr[*]}, $@ and $* to their elements, and
 // reports false for any other expansion.
 func (r *shellReader) list(pe *syntax.ParamExp) ([]string, bool) {
-	if pe.Param == nil || pe.Exp != nil || pe.Length || pe.Excl || pe.Slice != nil || pe.Repl != nil {
+	if pe.Param == nil || pe.Exp != nil || pe.Length || pe.Excl || pe.Repl != nil {
 		return nil, false
 	}
 	name := pe.Param.Value
+	if pe.Slice != nil {
+		// "${@:2}", "${arr[@]:1:2}": the elements from an offset.
+		if name != "@" && name != "*" && pe.Index == nil {
+			return nil, false
+		}
+		all, ok := r.list(&syntax.ParamExp{Param: pe.Param, Index: pe.Index})
+		if !ok {
+			return nil, false
+		}
+		positional := name == "@" || name == "*"
+		off, n, ok := sliceBounds(pe.Slice)
+		if positional {
+			off-- // ${@:1} starts at $1, the first element
+		}
+		if v, isVar := r.vars[name]; !ok || off < 0 || positional && r.args == nil || !positional && (!isVar || v.unknown) {
+			return []string{unknownWord(name)}, true
+		}
+		all = all[min(off, len(all)):]
+		if n >= 0 {
+			all = all[:min(n, len(all))]
+		}
+		return all, true
+	}
 	if name == "@" || name == "*" {
 		if r.args == nil {
 			return []string{unknownWord(name)}, true
@@ -930,6 +953,27 @@ func (r *shellReader) list(pe *syntax.ParamExp) ([]string, bool) {
 		return []string{unknownWord(name + "[@]")}, true
 	}
 	return v.vals, true
+}
+
+// sliceBounds reads the literal offset and length of ${x:off:len}; the
+// length is -1 when not given.
+func sliceBounds(sl *syntax.Slice) (off, n int, ok bool) {
+	num := func(e syntax.ArithmExpr) (int, bool) {
+		w, isWord := e.(*syntax.Word)
+		if !isWord {
+			return 0, false
+		}
+		v, err := strconv.Atoi(w.Lit())
+		return v, err == nil && v >= 0 && v <= 1<<16
+	}
+	if off, ok = num(sl.Offset); !ok {
+		return 0, 0, false
+	}
+	if sl.Length == nil {
+		return off, -1, true
+	}
+	n, ok = num(sl.Length)
+	return off, n, ok
 }
 
 // word expands one word to a single string.
