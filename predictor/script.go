@@ -38,8 +38,11 @@ type Script struct {
 // readings from held-out sets F to J (hub caches, weights files, sourced
 // scripts given arguments, if/else launchers, program directories, ...);
 // 5 the workload names that stand in for a model (a job's, a program's
-// or a directory's name with the words any job uses cut away).
-const SignatureVersion = "5"
+// or a directory's name with the words any job uses cut away); 6 the
+// readings from held-out sets P to S (comments' prose, configs' and
+// experiments' names, camel case, models/ directories, ...) and a
+// script's arguments, read where the submission carries them.
+const SignatureVersion = "6"
 
 // Option is one #SBATCH option.
 type Option struct {

@@ -247,7 +247,36 @@ func requestFrom(d *C.job_desc_msg_t, submitUID uint32, maxScript int) *wire.Req
 		}
 		r.Script = C.GoStringN(d.script, C.int(n))
 	}
+	r.Args, r.ArgsKnown = scriptArgs(d)
 	return r
+}
+
+// scriptArgs returns the batch script's arguments: job_desc's argv is the
+// script's name, then what followed it on the sbatch line. None are sent
+// (known false) past wire.MaxArgs or wire.MaxArgBytes.
+func scriptArgs(d *C.job_desc_msg_t) ([]string, bool) {
+	argc := int(d.argc)
+	if argc <= 1 || d.argv == nil {
+		return []string{}, true
+	}
+	if argc-1 > wire.MaxArgs {
+		return nil, false
+	}
+	argv := unsafe.Slice(d.argv, argc)
+	args := make([]string, 0, argc-1)
+	left := wire.MaxArgBytes
+	for _, a := range argv[1:] {
+		if a == nil {
+			return nil, false
+		}
+		n := int(C.strnlen(a, C.size_t(left+1)))
+		if n > left {
+			return nil, false
+		}
+		left -= n
+		args = append(args, C.GoStringN(a, C.int(n)))
+	}
+	return args, true
 }
 
 func setString(field **C.char, value string) {

@@ -1,10 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // metaSignatureVersion is the meta key holding the version of the
@@ -15,11 +19,13 @@ const metaSignatureVersion = "signature_version"
 // running build computes, once per signature version: when how a script's
 // signature is computed changes (a new predictor), the history recorded
 // under the old signatures would otherwise never match a new submission
-// again. sign computes a script's signature. A store already at version is
-// left alone; one without a recorded version (written before versions were
-// recorded) is re-signed. It returns how many submissions changed
-// signature. It runs in one transaction, before augurd serves.
-func (s *Store) Resign(ctx context.Context, version string, sign func(script string) string) (int, error) {
+// again. sign computes the signature of a script run with the arguments
+// its submission recorded (nil: not known, as from an older shim). A
+// store already at version is left alone; one without a recorded version
+// (written before versions were recorded) is re-signed. It returns how
+// many submissions changed signature. It runs in one transaction, before
+// augurd serves.
+func (s *Store) Resign(ctx context.Context, version string, sign func(script string, args []string) string) (int, error) {
 	if version == "" || sign == nil {
 		return 0, fmt.Errorf("store: resign: a version and a signer are needed: %w", ErrInvalid)
 	}
@@ -37,47 +43,60 @@ func (s *Store) Resign(ctx context.Context, version string, sign func(script str
 	if have == version {
 		return 0, nil
 	}
-	// One signature per distinct script: scripts are stored once each.
+	// Each submission's script with its arguments; one signing per
+	// distinct pair (scripts are stored once each, and most run with the
+	// same arguments or none).
 	rows, err := tx.QueryContext(ctx, `
-SELECT sc.sha256, sc.compression, sc.size_bytes, sc.body
-FROM scripts sc WHERE EXISTS (SELECT 1 FROM submissions su WHERE su.script_sha256 = sc.sha256)`)
+SELECT su.token, su.signature, coalesce(su.request_json, ''), sc.sha256, sc.compression, sc.size_bytes, sc.body
+FROM submissions su JOIN scripts sc ON sc.sha256 = su.script_sha256 ORDER BY sc.sha256`)
 	if err != nil {
 		return 0, fmt.Errorf("store: resign: %w", err)
 	}
-	type signed struct {
-		sum []byte
-		sig string
-	}
-	var all []signed
+	type update struct{ token, sig string }
+	var updates []update
+	sigs := map[string]string{} // sha256 and arguments -> signature
+	var lastSum []byte
+	script, scriptOK := "", false
 	for rows.Next() {
 		var (
-			sum, body   []byte
-			compression string
-			size        int64
+			tok, old, req string
+			sum, body     []byte
+			compression   string
+			size          int64
 		)
-		if err := rows.Scan(&sum, &compression, &size, &body); err != nil {
+		if err := rows.Scan(&tok, &old, &req, &sum, &compression, &size, &body); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("store: resign: %w", err)
 		}
-		script, err := decodeScript(body, compression, size, sum)
-		if err != nil {
-			s.log.Warn("re-signing: a stored script does not read; its submissions keep their signature", "sha256", fmt.Sprintf("%x", sum), "err", err)
+		if !bytes.Equal(sum, lastSum) {
+			lastSum = sum
+			script, err = decodeScript(body, compression, size, sum)
+			if scriptOK = err == nil; !scriptOK {
+				s.log.Warn("re-signing: a stored script does not read; its submissions keep their signature", "sha256", fmt.Sprintf("%x", sum), "err", err)
+			}
+		}
+		if !scriptOK {
 			continue
 		}
-		all = append(all, signed{sum, sign(script)})
+		args := requestArgs(req)
+		key := string(sum) + argsKey(args)
+		sig, ok := sigs[key]
+		if !ok {
+			sig = sign(script, args)
+			sigs[key] = sig
+		}
+		if sig != old {
+			updates = append(updates, update{tok, sig})
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("store: resign: %w", err)
 	}
-	changed := 0
-	for _, x := range all {
-		res, err := tx.ExecContext(ctx, `UPDATE submissions SET signature = ? WHERE script_sha256 = ? AND signature <> ?`, x.sig, x.sum, x.sig)
-		if err != nil {
+	for _, u := range updates {
+		if _, err := tx.ExecContext(ctx, `UPDATE submissions SET signature = ? WHERE token = ?`, u.sig, u.token); err != nil {
 			return 0, fmt.Errorf("store: resign: %w", err)
 		}
-		n, _ := res.RowsAffected()
-		changed += int(n)
 	}
 	// Outcomes carry their submission's signature (LinkJob and PutOutcome
 	// copy it); an outcome not linked yet gets it when it is.
@@ -93,5 +112,38 @@ WHERE token <> '' AND EXISTS (SELECT 1 FROM submissions su WHERE su.token = outc
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("store: resign: %w", err)
 	}
-	return changed, nil
+	return len(updates), nil
+}
+
+// requestArgs reads the script arguments a stored request carries (the
+// wire request's args, when args_known), or nil.
+func requestArgs(reqJSON string) []string {
+	if reqJSON == "" {
+		return nil
+	}
+	var r struct {
+		Args      []string `json:"args"`
+		ArgsKnown bool     `json:"args_known"`
+	}
+	if json.Unmarshal([]byte(reqJSON), &r) != nil || !r.ArgsKnown {
+		return nil
+	}
+	if r.Args == nil {
+		return []string{}
+	}
+	return r.Args
+}
+
+// argsKey tells arguments apart, unknown ones from none.
+func argsKey(args []string) string {
+	if args == nil {
+		return "?"
+	}
+	var b strings.Builder
+	for _, a := range args {
+		b.WriteString(strconv.Itoa(len(a)))
+		b.WriteByte(':')
+		b.WriteString(a)
+	}
+	return "=" + b.String()
 }

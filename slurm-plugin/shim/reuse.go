@@ -2,6 +2,7 @@ package shim
 
 import (
 	"encoding/binary"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -83,6 +84,16 @@ func reuseKey(r *wire.Request) string {
 	for _, v := range []uint64{uint64(r.MinNodes), uint64(r.MaxNodes), uint64(r.NumTasks), uint64(r.MinCPUs),
 		uint64(r.CPUsPerTask), r.MemPerNodeMB, r.MemPerCPUMB, uint64(r.TimeLimitMin)} {
 		u(v)
+	}
+	// The script's arguments: sbatch job.sh llama-7b and job.sh mistral-7b
+	// are two jobs, and unknown arguments are not none.
+	if r.ArgsKnown || len(r.Args) > 0 {
+		u(uint64(len(r.Args)))
+		for _, a := range r.Args {
+			s(a)
+		}
+	} else {
+		u(math.MaxUint64)
 	}
 	return b.String()
 }

@@ -218,6 +218,14 @@ func TestReuseKeyCoversNewFields(t *testing.T) {
 				f.SetString("x")
 			case reflect.Uint32, reflect.Uint64:
 				f.SetUint(1)
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.Slice:
+				if f.Type().Elem().Kind() != reflect.String {
+					t.Errorf("field %s (%s): teach this test and reuseKey about it", name, f.Type())
+					continue
+				}
+				f.Set(reflect.ValueOf([]string{"x"}))
 			default:
 				t.Errorf("field %s (%s): teach this test and reuseKey about it", name, f.Kind())
 				continue
@@ -229,6 +237,14 @@ func TestReuseKeyCoversNewFields(t *testing.T) {
 		}
 	}
 	walk("", reflect.ValueOf(&base).Elem())
+
+	// No arguments is not unknown arguments, and one empty argument is
+	// neither.
+	none := wire.Request{ArgsKnown: true, Args: []string{}}
+	empty := wire.Request{ArgsKnown: true, Args: []string{""}}
+	if k0, k1, k2 := reuseKey(&base), reuseKey(&none), reuseKey(&empty); k0 == k1 || k1 == k2 || k0 == k2 {
+		t.Errorf("unknown, no and one empty argument share a reuse key")
+	}
 }
 
 // TestReuseConcurrent: slurmctld 23.02+ calls job_submit from several

@@ -101,7 +101,14 @@ type Request struct {
 
 	Script          string `json:"script,omitempty"`
 	ScriptTruncated bool   `json:"script_truncated,omitempty"`
-	AdminComment    string `json:"admin_comment,omitempty"`
+	// Args are the batch script's arguments (sbatch job.sh ARG...), without
+	// the script's own name, when ArgsKnown: augurd reads $1 and "$@" with
+	// them, so a script given its model as an argument is read as it runs.
+	// ArgsKnown is false from an older shim, and for a job with more than
+	// MaxArgs arguments or MaxArgBytes of them: $1 is then unknown.
+	Args         []string `json:"args,omitempty"`
+	ArgsKnown    bool     `json:"args_known,omitempty"`
+	AdminComment string   `json:"admin_comment,omitempty"`
 
 	// Shim reports the shim's own health since its last successful request,
 	// which augurd turns into metrics (the shim has no endpoint of its own).
@@ -127,6 +134,13 @@ type Reuse struct {
 
 // MaxReused bounds Request.Reused.
 const MaxReused = 4096
+
+// MaxArgs and MaxArgBytes bound the script arguments a request carries
+// (Request.Args): the shim sends none, not some, of a job's that exceed them.
+const (
+	MaxArgs     = 256
+	MaxArgBytes = 64 << 10
+)
 
 // MaxReusedScript is the longest batch script whose decision the shim
 // reuses (and augurd keeps at hand for the reports).
@@ -286,6 +300,12 @@ func DecodeRequest(body []byte) (*Request, error) {
 	if !ValidToken(req.Token) {
 		return nil, fmt.Errorf("%w: token must be 1 to 64 lowercase hex digits", ErrBadBody)
 	}
+	if n := len(req.Args); n > MaxArgs || n > 0 && !req.ArgsKnown {
+		return nil, fmt.Errorf("%w: %d script arguments (args_known %v), at most %d", ErrBadBody, n, req.ArgsKnown, MaxArgs)
+	}
+	if n := argBytes(req.Args); n > MaxArgBytes {
+		return nil, fmt.Errorf("%w: script arguments of %d bytes, at most %d", ErrBadBody, n, MaxArgBytes)
+	}
 	if len(req.Reused) > MaxReused {
 		return nil, fmt.Errorf("%w: %d reused decisions, at most %d", ErrBadBody, len(req.Reused), MaxReused)
 	}
@@ -295,6 +315,15 @@ func DecodeRequest(body []byte) (*Request, error) {
 		}
 	}
 	return &req, nil
+}
+
+// argBytes is the size of a job's script arguments together.
+func argBytes(args []string) int {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	return n
 }
 
 // ValidToken reports whether s is a submission token: 1 to 64 lowercase hex digits.

@@ -106,7 +106,14 @@ func TestOptionalFieldsCompatible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"constraint", "prefer", "cluster_features", "reservation"} {
+	args, err := DecodeRequest([]byte(`{"v":1,"token":"ab","args_known":true,"args":["llama-7b","32"]}`))
+	if err != nil || !args.ArgsKnown || len(args.Args) != 2 || args.Args[0] != "llama-7b" {
+		t.Errorf("request with script arguments: %+v, %v", args, err)
+	}
+	if old.ArgsKnown || old.Args != nil {
+		t.Errorf("an older shim's request has arguments: %+v", old)
+	}
+	for _, key := range []string{"constraint", "prefer", "cluster_features", "reservation", "args", "args_known"} {
 		if bytes.Contains(body, []byte(`"`+key+`"`)) {
 			t.Errorf("a request without %s still sends the key: %s", key, body)
 		}
@@ -184,14 +191,17 @@ func TestReadFrameErrors(t *testing.T) {
 
 func TestDecodeRequestErrors(t *testing.T) {
 	cases := map[string]string{
-		"not json":      "garbage",
-		"wrong version": `{"v":99,"token":"a"}`,
-		"no token":      `{"v":1}`,
-		"long token":    `{"v":1,"token":"` + strings.Repeat("a", 65) + `"}`,
-		"ctl in token":  `{"v":1,"token":"a\nb"}`,
-		"not hex":       `{"v":1,"token":"xyz"}`,
-		"wrong types":   `{"v":1,"token":"a","user_id":"root"}`,
-		"negative uid":  `{"v":1,"token":"a","user_id":-1}`,
+		"not json":       "garbage",
+		"wrong version":  `{"v":99,"token":"a"}`,
+		"no token":       `{"v":1}`,
+		"long token":     `{"v":1,"token":"` + strings.Repeat("a", 65) + `"}`,
+		"ctl in token":   `{"v":1,"token":"a\nb"}`,
+		"not hex":        `{"v":1,"token":"xyz"}`,
+		"wrong types":    `{"v":1,"token":"a","user_id":"root"}`,
+		"negative uid":   `{"v":1,"token":"a","user_id":-1}`,
+		"args not known": `{"v":1,"token":"a","args":["x"]}`,
+		"too many args":  `{"v":1,"token":"a","args_known":true,"args":[` + strings.Repeat(`"x",`, MaxArgs) + `"x"]}`,
+		"args too long":  `{"v":1,"token":"a","args_known":true,"args":["` + strings.Repeat("x", MaxArgBytes+1) + `"]}`,
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -25,6 +25,18 @@ torchrun --standalone --nproc_per_node 1 train.py --model %s --batch-size %d --d
 `, model, model, batch)
 }
 
+// argsScript takes its model and batch as arguments, as sites' wrapper
+// scripts do (sbatch job.sh MODEL BATCH): the shim sends them with the
+// script, and augurd reads $1 and $2 as the job will.
+const argsScript = `#!/bin/bash
+#SBATCH --job-name=prior-args
+#SBATCH --time=01:00:00
+#SBATCH --cpus-per-task=1
+#SBATCH --output=/dev/null
+source /opt/venvs/torch/bin/activate
+torchrun --standalone --nproc_per_node 1 train.py --model "$1" --batch-size "$2" --data /datasets/imagenet
+`
+
 // formulaScript is a full bf16 fine-tune of a 7B-parameter model on one
 // GPU: by formula far beyond any GPU type of the cluster.
 const formulaScript = `#!/bin/bash
@@ -92,6 +104,21 @@ func TestRewriteFromPrior(t *testing.T) {
 		j := submit(tc.path, "--gres=gpu:1")
 		if got := clustertest.GresPart(j.TRESPerNode); got != c.TRES(t, tc.want) {
 			t.Errorf("%s: job %d tres_per_node %q, want %s (annotation %q)", tc.name, j.ID, got, tc.want, j.AdminComment)
+		}
+	}
+	// The same two jobs from one script given the model and batch as
+	// arguments: each read with its own.
+	withArgs := c.BatchScript(t, argsScript)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"deit_base_patch16_224", "128"}, "gres:gpu:a100:1"},
+		{[]string{"convnext_tiny", "32"}, "gres:gpu:t4:1"},
+	} {
+		j := c.job(t, c.Sbatch(t, append([]string{"-H", "--gres=gpu:1", withArgs}, tc.args...)...))
+		if got := clustertest.GresPart(j.TRESPerNode); got != c.TRES(t, tc.want) {
+			t.Errorf("sbatch job.sh %s: job %d tres_per_node %q, want %s (annotation %q)", strings.Join(tc.args, " "), j.ID, got, tc.want, j.AdminComment)
 		}
 	}
 	// The user's constraint rules: t4 only, and no t4 holds the upper bound.

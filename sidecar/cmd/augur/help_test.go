@@ -29,7 +29,7 @@ func TestHelp(t *testing.T) {
 		"config check --help":      {args: []string{"config", "check", "--help"}, stdout: "usage: augur config check [--config FILE]"},
 		"config check, bad flag":   {args: []string{"config", "check", "--no-such-flag"}, code: 2, stderr: unknownFlag},
 		"config without check":     {args: []string{"config", "verify"}, code: 2, stderr: "the only subcommand is check"},
-		"predict without a script": {args: []string{"predict", "--json"}, code: 2, stderr: "augur predict: give one SCRIPT"},
+		"predict without a script": {args: []string{"predict", "--json"}, code: 2, stderr: "augur predict: give one SCRIPT (its own arguments after --)"},
 	}
 	for _, c := range commands() {
 		cases[c.name+" --help"] = helpCase{args: []string{c.name, "--help"}, stdout: "usage: augur " + c.name}

@@ -6,13 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/augur-hpc/augur/predictor"
 )
 
 func init() {
-	register(command{"predict", "predict [--model FILE] [--gres G] [--gpus N] [-t TIME] [-A ACCOUNT] [-p PARTITION] [-C FEATURES] [-q QOS] [--reservation R] [--gpu-mem-mib N] [--json] SCRIPT: predict a job's peak GPU memory and runtime, and say why", runPredict})
+	register(command{"predict", "predict [--model FILE] [--gres G] [--gpus N] [-t TIME] [-A ACCOUNT] [-p PARTITION] [-C FEATURES] [-q QOS] [--reservation R] [--gpu-mem-mib N] [--json] SCRIPT [-- ARG...]: predict a job's peak GPU memory and runtime, and say why; the ARGs after -- are the script's, as sbatch SCRIPT ARG... gives them", runPredict})
 }
 
 // parseInterspersed parses flags that may come before or after positional arguments.
@@ -70,18 +71,24 @@ func runPredict(args []string) error {
 	fs.StringVar(&o.Reservation, "reservation", "", "reservation, as sbatch --reservation")
 	gpuMem := fs.Float64("gpu-mem-mib", 0, "memory of one GPU of the requested type, for the whole-GPU default")
 	asJSON := fs.Bool("json", false, "print JSON")
+	// After "--", the script's own arguments (sbatch job.sh ARG...):
+	// without them, $1 and "$@" are read as unknown.
+	var scriptArgs []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, scriptArgs = args[:i], append([]string{}, args[i+1:]...)
+	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return badUsage(fs, "give one SCRIPT")
+		return badUsage(fs, "give one SCRIPT (its own arguments after --)")
 	}
 	text, err := os.ReadFile(pos[0])
 	if err != nil {
 		return err
 	}
-	script := predictor.ParseScript(string(text))
+	script := predictor.ParseScriptArgs(string(text), scriptArgs)
 	o.Gres, o.GPUs, o.Time = *gres, *gpus, *limit
 	job, warnings, err := predictor.ScriptJob(script, o)
 	if err != nil {
