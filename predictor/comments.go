@@ -13,8 +13,7 @@ import (
 // its size or version, so "# the 70B run" or "# A100 80GB" names none.
 
 // commentModel returns the model the script's descriptive comments name,
-// with the line it is on, or "" when they name none: the first that
-// prose names, or a later line's that gives it its size.
+// with the line it is on, or "" when they name none or two.
 func commentModel(text string) (string, uint) {
 	var model string
 	var at uint
@@ -33,13 +32,18 @@ func commentModel(text string) (string, uint) {
 			continue
 		}
 		switch {
-		case model == "":
-			model, at = m, n
+		case model == "" || SquashModel(m) == SquashModel(model) || sizes(model, m):
+			if model == "" {
+				model, at = m, n
+			}
 		case sizes(m, model):
 			model, at = m, n // "# Llama 3 ... Llama-3-8B": the one with its size
+		default:
+			// Two models: a list of the configurations a script can run
+			// ("# BERT 110M" ... "# BERT 345M"), a comparison, a base and
+			// its student. The comments do not say which this job is.
+			return "", 0
 		}
-		// Any other model a later comment names is an aside: "(an older
-		// run used Llama 2 13B)". The first description is the job's.
 	}
 	return model, at
 }
