@@ -959,7 +959,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 				f.note("precision", k+" "+v)
 			}
 			continue
-		} else if ok && (!hasV || truthy(v)) {
+		} else if ok && (!hasV || truthy(v) || !isBoolWord(v) && !valuePrecision[nk]) { // --fp16 data/: a switch, then a positional argument
 			if nk == "tf32" && f.Precision != "" {
 				continue // TF32 matmuls beside --bf16 say nothing of the training precision
 			}

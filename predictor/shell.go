@@ -406,8 +406,8 @@ func (r *shellReader) branches(bs []func()) {
 	}
 }
 
-// commonPrefix returns the elements two known arrays start with, when one
-// extends the other; for two strings, the shorter when the longer only
+// commonPrefix returns the elements two known arrays start with (all of
+// the shorter one's, when one extends the other); for two strings, the shorter when the longer only
 // adds whole words around it (CMD="$CMD --wandb-project p",
 // PREFIX="NCCL_DEBUG=INFO $PREFIX" or CMD="nsys profile $CMD --profile" in
 // one branch).
@@ -439,15 +439,20 @@ func commonPrefix(a, b shVar) (shVar, bool) {
 	if !a.array || !b.array {
 		return shVar{}, false
 	}
-	if len(a.vals) > len(b.vals) {
-		a, b = b, a
+	// The elements both start with: what branches that each extend an
+	// array their own way (args+=(--scenes a) in one, args+=(--scenes-file
+	// b) in the other) agree on.
+	n := 0
+	for n < len(a.vals) && n < len(b.vals) && a.vals[n] == b.vals[n] {
+		n++
 	}
-	for i := range a.vals {
-		if a.vals[i] != b.vals[i] {
-			return shVar{}, false
-		}
+	if n < len(a.vals) && n < len(b.vals) && n > 0 && strings.HasPrefix(a.vals[n-1], "-") {
+		n-- // a flag whose value the branches disagree on: --model x, --model y
 	}
-	return a, true
+	if n == 0 {
+		return shVar{}, false
+	}
+	return shVar{array: true, vals: slices.Clone(a.vals[:n])}, true
 }
 
 func sameVar(a, b shVar) bool {

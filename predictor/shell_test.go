@@ -567,6 +567,17 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python main.py --config configs/llama_vision.yaml`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "llama-vision", ModelFrom: "config"},
 		},
+		"branches that each extend an array agree on its start": {
+			script: sh(`ARGS=(--per-gpu-batch-size 2 --mixed-precision bf16)`, `if [[ -n "$SCENES" ]]; then`, `  ARGS+=(--scenes $SCENES)`,
+				`elif [[ -f "$LIST" ]]; then`, `  ARGS+=(--scenes-file "$LIST")`, `else`, `  exit 1`, `fi`,
+				`torchrun -m css.train.train_relight "${ARGS[@]}"`),
+			want: Features{Launcher: "torchrun", Program: "css.train.train_relight", Model: "css", ModelFrom: "path",
+				BatchSize: 2, Precision: "bf16"},
+		},
+		"branches that disagree on a flag's value drop the flag": {
+			script: sh(`ARGS=(--bf16 --model)`, `if [ -n "$BIG" ]; then ARGS+=(gpt2-xl); else ARGS+=(gpt2); fi`, `python train.py "${ARGS[@]}" data/`),
+			want:   Features{Launcher: "python", Program: "train.py", Precision: "bf16"},
+		},
 		"a config's name stands in where nothing else names the work": {
 			script: sh(`python train.py --config configs/fastspeech2.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},
