@@ -1487,6 +1487,10 @@ func familyModel(s string) string {
 		}
 	}
 	toks := strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '_' || r == '-' || r == ' ' })
+	fileStart := 0 // the first of the file name's words, after its directories'
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		fileStart = len(strings.FieldsFunc(s[:i], func(r rune) bool { return r == '/' || r == '_' || r == '-' || r == ' ' }))
+	}
 	if m := detectorIn(toks); m != "" {
 		return m
 	}
@@ -1544,6 +1548,7 @@ func familyModel(s string) string {
 		} else if j+1 == len(toks) && modelKinds[toks[j]] {
 			return fam + "-" + toks[j] // llama_vision.yaml, qwen2.5_vl: the kind ends the name
 		}
+		plain := fam // the family and its version, before any size or variant
 		if j < len(toks) && isSize(toks[j]) {
 			fam += "-" + toks[j]
 			if j+1 < len(toks) && tunedKinds[toks[j+1]] {
@@ -1551,6 +1556,8 @@ func familyModel(s string) string {
 			}
 		} else if j < len(toks) && patchedFamilies[fam] && len(toks[j]) > 1 && strings.Contains("tsblhg", toks[j][:1]) && isDigits(toks[j][1:]) {
 			fam += "-" + toks[j] // vit_b16 is ViT-B/16
+		} else if l, ok := yoloScales[tokAt(toks, j)]; ok && strings.HasPrefix(fam, "yolo") && fam != "yolo" {
+			fam += l // YOLOv8-small is yolov8s, as Ultralytics names it
 		} else if j < len(toks) && (variantWords[toks[j]] || len(toks[j]) == 2 && toks[j][0] == 'b' && isDigits(toks[j][1:])) {
 			// roberta-base, gpt2-medium, convnext_small, vit_b_16,
 			// segformer_b4 and efficientnet_b0 (EfficientNet's scales b0-b7)
@@ -1559,10 +1566,36 @@ func familyModel(s string) string {
 				fam += "-" + toks[j+1]
 			}
 		}
+		if fam == plain && j <= fileStart && fileStart < len(toks) {
+			// recipes/llama-3/sft/config_70b.yaml: the family in a
+			// directory, its size in the file's name.
+			var size string
+			for _, t := range toks[fileStart:] {
+				if isSize(t) && (size == "" || size == t) {
+					size = t
+				} else if isSize(t) {
+					size = "?" // two sizes: neither
+				}
+			}
+			if size != "" && size != "?" {
+				fam += "-" + size
+			}
+		}
 		return fam
 	}
 	return sized
 }
+
+// tokAt returns toks[i], or "" past the end.
+func tokAt(toks []string, i int) string {
+	if i < len(toks) {
+		return toks[i]
+	}
+	return ""
+}
+
+// yoloScales are Ultralytics' scale letters by name.
+var yoloScales = map[string]string{"nano": "n", "small": "s", "medium": "m", "large": "l", "xlarge": "x"}
 
 // patchedFamilies name their variants by scale and patch size: vit_b16,
 // deit_s16, clip_l14.
