@@ -1510,7 +1510,7 @@ func familyModel(s string) string {
 			}
 		}
 		if fam == "" {
-			named := hasLetter(t) && !isSize(t) && len(t) > 1 && !genericPrograms[t] && !pathWords[t] && !jobWords[t] &&
+			named := hasLetter(t) && !isSize(t) && len(t) > 2 && !genericPrograms[t] && !pathWords[t] && !jobWords[t] &&
 				!stemWords[t] && !dataWords[t]
 			switch {
 			case sized != "" || !named:
