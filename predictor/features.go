@@ -291,9 +291,9 @@ func scriptFeatures(text string, sbatch []Option, args []string) Features {
 	}
 	// A comment's prose names the model where nothing else does, or says
 	// which one a family word is: "# LoRA fine-tune Qwen3-VL-2B".
-	if m, line := commentModel(text); m != "" {
-		weak := f.Model == "" || f.ModelFrom == "path" || bareFamily(f.Model)
-		if weak || sizes(m, f.Model) {
+	if weak := f.Model == "" || f.ModelFrom == "path" || bareFamily(f.Model); weak || !hasSize(f.Model) {
+		// (The comments are read only where they could say more.)
+		if m, line := commentModel(text); m != "" && (weak || sizes(m, f.Model)) {
 			f.Model, f.ModelFrom = m, "comment"
 			f.note("model", "comment, line "+strconv.FormatUint(uint64(line), 10))
 		}

@@ -30,12 +30,17 @@ const LabelsFile = "labels.json"
 
 // Label is what a person reads from one script; nil means "not stated".
 type Label struct {
-	Pattern   string   `json:"pattern,omitempty"`
-	Model     *string  `json:"model,omitempty"`
-	BatchSize *float64 `json:"batch_size,omitempty"`
-	GPUs      *int     `json:"gpus,omitempty"`
-	GPUType   *string  `json:"gpu_type,omitempty"`
-	Precision *string  `json:"precision,omitempty"`
+	Pattern string  `json:"pattern,omitempty"`
+	Model   *string `json:"model,omitempty"`
+	// ModelSource says where in the script a person found the model:
+	// "command" (commands, arguments, configs, paths), "jobname" (only the
+	// job or output file name), "comment" (only a comment). Optional; the
+	// report tallies the model's score by it.
+	ModelSource string   `json:"model_source,omitempty"`
+	BatchSize   *float64 `json:"batch_size,omitempty"`
+	GPUs        *int     `json:"gpus,omitempty"`
+	GPUType     *string  `json:"gpu_type,omitempty"`
+	Precision   *string  `json:"precision,omitempty"`
 }
 
 // ScoredFeatures are the features a corpus is scored on, in report order.
@@ -100,8 +105,11 @@ type ScriptsReport struct {
 	// StandIns tallies the workload names that stood in for a model
 	// (ModelFrom "path"), which the model score counts only where they are
 	// the labelled model: the strict reading counts the others as wrong.
-	StandIns StandIns       `json:"stand_ins"`
-	Results  []ScriptResult `json:"results"`
+	StandIns StandIns `json:"stand_ins"`
+	// ModelBySource is the model's score by where the labels say a person
+	// found it (Label.ModelSource), for corpora that say.
+	ModelBySource []Score        `json:"model_by_source,omitempty"`
+	Results       []ScriptResult `json:"results"`
 }
 
 // StandIns counts the stand-in names (a program's, directory's or job's
@@ -203,6 +211,23 @@ func EvalScripts(dir fs.FS, predict Predict) (ScriptsReport, error) {
 				s.Spurious++
 			}
 		}
+		if l := labels[f]; l.Model != nil && l.ModelSource != "" {
+			i := slices.IndexFunc(rep.ModelBySource, func(s Score) bool { return s.Feature == l.ModelSource })
+			if i < 0 {
+				rep.ModelBySource = append(rep.ModelBySource, Score{Feature: l.ModelSource})
+				i = len(rep.ModelBySource) - 1
+			}
+			bs := &rep.ModelBySource[i]
+			bs.Stated++
+			switch r.Outcomes["model"].Outcome {
+			case Correct:
+				bs.Correct++
+			case Wrong:
+				bs.Wrong++
+			case Missed:
+				bs.Missed++
+			}
+		}
 		if r.BadModel {
 			rep.BadModels++
 		}
@@ -221,6 +246,7 @@ func EvalScripts(dir fs.FS, predict Predict) (ScriptsReport, error) {
 		}
 		rep.Results = append(rep.Results, r)
 	}
+	slices.SortFunc(rep.ModelBySource, func(a, b Score) int { return strings.Compare(a.Feature, b.Feature) })
 	for _, name := range ScoredFeatures {
 		rep.Scores = append(rep.Scores, *scores[name])
 	}

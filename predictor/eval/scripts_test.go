@@ -15,8 +15,8 @@ import (
 func TestEvalScripts(t *testing.T) {
 	dir := fstest.MapFS{
 		"labels.json": {Data: []byte(`{
-			"right.sbatch": {"pattern": "all read", "model": "meta-llama/Llama-2-7b-hf", "batch_size": 4, "gpus": 8, "gpu_type": "a100", "precision": "bf16"},
-			"wrong.sbatch": {"model": "resnet101", "batch_size": 64},
+			"right.sbatch": {"pattern": "all read", "model": "meta-llama/Llama-2-7b-hf", "model_source": "command", "batch_size": 4, "gpus": 8, "gpu_type": "a100", "precision": "bf16"},
+			"wrong.sbatch": {"model": "resnet101", "model_source": "comment", "batch_size": 64},
 			"silent.sbatch": {}
 		}`)},
 		"right.sbatch": {Data: []byte("#!/bin/bash\n#SBATCH --gres=gpu:nvidia_a100_80gb:8\n" +
@@ -43,6 +43,10 @@ func TestEvalScripts(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, rep.Scores); diff != "" {
 		t.Errorf("scores (-want +got):\n%s", diff)
+	}
+	wantBySource := []Score{{Feature: "command", Stated: 1, Correct: 1}, {Feature: "comment", Stated: 1, Wrong: 1}}
+	if diff := cmp.Diff(wantBySource, rep.ModelBySource); diff != "" {
+		t.Errorf("model by source (-want +got):\n%s", diff)
 	}
 	if rep.Scripts != 3 || rep.PredictErrs != 1 || rep.BadModels != 0 {
 		t.Errorf("scripts %d, predict errors %d, bad models %d; want 3, 1, 0", rep.Scripts, rep.PredictErrs, rep.BadModels)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/augur-hpc/augur/predictor"
 	"github.com/augur-hpc/augur/predictor/eval"
@@ -105,6 +106,13 @@ func evalScripts(dir string, verbose, asJSON bool) error {
 		fmt.Printf("workload names standing in for a model (model_from path): %d the labelled model, %d another name, %d where none is labelled;\n"+
 			"  counted as claims, the model row would read %d wrong and %d spurious (accuracy unchanged)\n",
 			si.Labelled, si.Other, si.Unlabeled, model.Wrong+si.Other, model.Spurious+si.Unlabeled)
+	}
+	if len(rep.ModelBySource) > 0 {
+		var parts []string
+		for _, s := range rep.ModelBySource {
+			parts = append(parts, fmt.Sprintf("%s %.1f%% (%d/%d)", s.Feature, 100*s.Accuracy(), s.Correct, s.Stated))
+		}
+		fmt.Printf("model by where the labels say it is named: %s\n", strings.Join(parts, ", "))
 	}
 	if verbose {
 		for _, r := range rep.Results {
