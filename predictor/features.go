@@ -856,11 +856,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 		a := args[i]
 		var k, v string
 		var hasV bool
+		next := false // the value is the next word, which may be a positional argument instead
 		switch {
 		case strings.HasPrefix(a, "-") && len(a) >= 2 && !isNumber(a):
 			k, v, hasV = strings.Cut(a, "=")
 			if !hasV && i+1 < len(args) && (!strings.HasPrefix(args[i+1], "-") || isNumber(args[i+1])) && !isHydra(args[i+1]) {
-				v, hasV = args[i+1], true
+				v, hasV, next = args[i+1], true, true
 				i++
 			}
 		case isHydra(a):
@@ -939,7 +940,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 		if what, ok := methodSwitches[nk]; ok && (!hasV || truthy(v) || isBoolWord(v)) {
 			on := !hasV || truthy(v)
 			if hasV && !isBoolWord(v) {
-				i-- // the next word was a positional argument, not our value
+				if next {
+					i-- // the next word was a positional argument, not our value
+				}
 				on = true
 			}
 			if on {
@@ -968,7 +971,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 			f.Precision = p
 			f.note("precision", k)
-			if hasV && !truthy(v) && !isBoolWord(v) {
+			if next && !truthy(v) && !isBoolWord(v) {
 				i-- // the next word was a positional argument, not our value
 			}
 			continue
