@@ -240,12 +240,7 @@ func scriptFeatures(text string, sbatch []Option, args []string) Features {
 			f = mergeFeatures(f, cf)
 		}
 	})
-	if args != nil {
-		r.args = slices.Clone(args) // the script's $1 ...; nil: not known
-		if r.args == nil {
-			r.args = []string{}
-		}
-	}
+	r.args = slices.Clone(args) // the script's $1 ...; nil: not known, empty: none
 	for k, v := range jobEnv(sbatch) {
 		// What Slurm exports to the job from its header: NGPUS=$((SLURM_NNODES * 8)).
 		// (Known for expansion; no command reads features from them.)
@@ -308,8 +303,8 @@ func scriptFeatures(text string, sbatch []Option, args []string) Features {
 			f.Model, f.ModelFrom = w, "path"
 			f.note("model", jobNameSource)
 		}
-	} else if w := workloadName(f.JobName); f.ModelFrom == "path" && w != "" && w != f.Model &&
-		strings.HasSuffix(f.Model, w) && strings.ContainsAny(f.Model[len(f.Model)-len(w)-1:][:1], "_-") {
+	} else if w := workloadName(f.JobName); f.ModelFrom == "path" && w != "" &&
+		(strings.HasSuffix(f.Model, "_"+w) || strings.HasSuffix(f.Model, "-"+w)) {
 		// The job named dimenet runs in GRPN_adam_dimenet: the word the
 		// two share, the name's head, is the work's name (open_whisper is
 		// whisper; avp_vit stays whole).
@@ -1489,10 +1484,11 @@ func familyModel(s string) string {
 			return m
 		}
 	}
-	toks := strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '_' || r == '-' || r == ' ' })
+	nameSep := func(r rune) bool { return r == '/' || r == '_' || r == '-' || r == ' ' }
+	toks := strings.FieldsFunc(s, nameSep)
 	fileStart := 0 // the first of the file name's words, after its directories'
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
-		fileStart = len(strings.FieldsFunc(s[:i], func(r rune) bool { return r == '/' || r == '_' || r == '-' || r == ' ' }))
+		fileStart = len(strings.FieldsFunc(s[:i], nameSep))
 	}
 	if m := detectorIn(toks); m != "" {
 		return m

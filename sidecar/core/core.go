@@ -108,7 +108,7 @@ func (d Decision) Response(token string) wire.Response {
 // read through scripts (nil: read afresh). A GPU request that does not parse
 // is reported, and the job is treated as asking for none.
 func JobFromRequest(r *wire.Request, scripts *predictor.ScriptCache) (predictor.Job, error) {
-	script := scripts.ParseArgs(r.Script, RequestArgs(r))
+	script := scripts.ParseArgs(r.Script, r.ScriptArgs())
 	gpus, err := predictor.GPURequests(r.TRES.PerNode, r.TRES.PerJob, r.TRES.PerTask, r.TRES.PerSocket)
 	job := predictor.Job{
 		UserID:    r.UserID,
@@ -120,18 +120,6 @@ func JobFromRequest(r *wire.Request, scripts *predictor.ScriptCache) (predictor.
 		TimeLimit: wire.LimitDuration(r.TimeLimitMin),
 	}
 	return job, err
-}
-
-// RequestArgs are the script arguments a request carries for reading the
-// script with: nil when not known (an older shim), never nil when known.
-func RequestArgs(r *wire.Request) []string {
-	if !r.ArgsKnown {
-		return nil
-	}
-	if r.Args == nil {
-		return []string{}
-	}
-	return r.Args
 }
 
 // judged is what Decide works out once per request for its rules: the

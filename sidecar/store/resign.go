@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/augur-hpc/augur/slurm-plugin/wire"
 )
 
 // metaSignatureVersion is the meta key holding the version of the
@@ -115,23 +117,13 @@ WHERE token <> '' AND EXISTS (SELECT 1 FROM submissions su WHERE su.token = outc
 	return len(updates), nil
 }
 
-// requestArgs reads the script arguments a stored request carries (the
-// wire request's args, when args_known), or nil.
+// requestArgs reads the script arguments a stored request carries, or nil.
 func requestArgs(reqJSON string) []string {
-	if reqJSON == "" {
+	var r wire.Request
+	if reqJSON == "" || json.Unmarshal([]byte(reqJSON), &r) != nil {
 		return nil
 	}
-	var r struct {
-		Args      []string `json:"args"`
-		ArgsKnown bool     `json:"args_known"`
-	}
-	if json.Unmarshal([]byte(reqJSON), &r) != nil || !r.ArgsKnown {
-		return nil
-	}
-	if r.Args == nil {
-		return []string{}
-	}
-	return r.Args
+	return r.ScriptArgs()
 }
 
 // argsKey tells arguments apart, unknown ones from none.

@@ -317,6 +317,18 @@ func DecodeRequest(body []byte) (*Request, error) {
 	return &req, nil
 }
 
+// ScriptArgs are the arguments to read the request's script with: nil when
+// they are not known (an older shim, or too many), never nil when known.
+func (r *Request) ScriptArgs() []string {
+	if !r.ArgsKnown {
+		return nil
+	}
+	if r.Args == nil {
+		return []string{}
+	}
+	return r.Args
+}
+
 // argBytes is the size of a job's script arguments together.
 func argBytes(args []string) int {
 	n := 0
