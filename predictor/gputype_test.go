@@ -262,6 +262,32 @@ func TestHeaderGPUType(t *testing.T) {
 	}
 }
 
+// TestHeaderDCU: Hygon's DCUs, asked for as gres dcu, are the job's
+// accelerators where it asks for no gpu.
+func TestHeaderDCU(t *testing.T) {
+	cases := map[string]struct {
+		header string
+		gpus   int
+		typ    string
+	}{
+		"per node over nodes": {"#SBATCH -N 2\n#SBATCH --gres=dcu:4\n", 8, "dcu"},
+		"typed":               {"#SBATCH --gres=dcu:k100:2\n", 2, "k100"},
+		"gpu wins":            {"#SBATCH --gres=dcu:4,gpu:a100:1\n", 1, "a100"},
+		"other gres":          {"#SBATCH --gres=tmpdisk:100\n", 0, ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := ParseScript("#!/bin/bash\n" + tc.header + "srun python train.py\n").Features
+			if f.GPUs != tc.gpus || f.GPUType != tc.typ {
+				t.Errorf("gpus %d of type %q, want %d of %q", f.GPUs, f.GPUType, tc.gpus, tc.typ)
+			}
+			if tc.gpus > 0 && f.From["gpus"] == "" {
+				t.Errorf("no source for the count: %v", f.From)
+			}
+		})
+	}
+}
+
 // FuzzConstraint: any string parses or fails with ErrBadConstraint, never
 // panics; what parses evaluates, and a GPU type it allows is one some
 // feature of it spells.

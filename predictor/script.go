@@ -379,19 +379,32 @@ func looksLikeHFName(w string) bool {
 
 // gresGPU is the last gpu entry of the header's --gres, each
 // comma-separated entry read alone (one that does not parse is passed over).
+// Where the header asks for no gpu, a Hygon DCU request (--gres=dcu:4, as
+// sites with Hygon's accelerators name them) counts: its type is the one
+// it names, else "dcu".
 func (s Script) gresGPU() (g GresEntry, ok bool) {
 	v, given := s.SbatchValue("--gres")
 	if !given {
 		return g, false
 	}
+	var dcu GresEntry
 	for _, e := range strings.Split(v, ",") {
 		if req, err := ParseGres(e); err == nil {
 			for _, r := range req {
-				if r.Name == "gpu" {
+				switch r.Name {
+				case "gpu":
 					g, ok = r, true
+				case "dcu":
+					dcu = r
 				}
 			}
 		}
+	}
+	if !ok && dcu.Name != "" {
+		if dcu.Type == "" {
+			dcu.Type = "dcu"
+		}
+		return dcu, true
 	}
 	return g, ok
 }
