@@ -158,7 +158,7 @@ func BenchmarkParseScript200Parts(b *testing.B) {
 	})
 	b.Run("features", func(b *testing.B) {
 		for b.Loop() {
-			scriptFeatures(script200, nil, nil)
+			scriptFeatures(script200, nil, nil) //nolint:errcheck // the cost is the point
 		}
 	})
 }

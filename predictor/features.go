@@ -130,6 +130,28 @@ func (f *Features) atLine(line uint) {
 	}
 }
 
+// shiftLines moves the lines its sources name by the line a piece of
+// text starts on (a heredoc's body starting on line 14: its line 3 is the
+// script's 16); 0 leaves them.
+func (f *Features) shiftLines(start uint) {
+	if start == 0 {
+		return
+	}
+	shift := func(v string) string {
+		rest, ok := strings.CutPrefix(v, "line ")
+		n, tail, found := strings.Cut(rest, ":")
+		line, err := strconv.ParseUint(n, 10, 32)
+		if !ok || !found || err != nil {
+			return v
+		}
+		return "line " + strconv.FormatUint(line+uint64(start)-1, 10) + ":" + tail
+	}
+	for k, v := range f.From {
+		f.From[k] = shift(v)
+	}
+	f.ConfigStandInFrom = shift(f.ConfigStandInFrom)
+}
+
 // Flag spellings, normalised: leading dashes dropped, '-' read as '_', lower case.
 var (
 	modelFlags = set("model", "arch", "a", "model_name_or_path", "model_name", "model_id",
@@ -212,7 +234,7 @@ const MaxFeatureLine = 1 << 16
 // already parsed, then every command the script runs, read as bash would
 // run it (see shellReader). A script bash cannot parse is read line by line,
 // so a half-broken script still yields the commands that parse.
-func scriptFeatures(text string, sbatch []Option, args []string) Features {
+func scriptFeatures(text string, sbatch []Option, args []string) (Features, *submission) {
 	var f Features
 	found := false
 	spread := false // the main launch runs on every node, its count per node
@@ -326,7 +348,7 @@ func scriptFeatures(text string, sbatch []Option, args []string) Features {
 		}
 	}
 	resolveUnknown(&f)
-	return f
+	return f, r.submitted
 }
 
 // stemStandIn reports whether the model standing in is the program's file

@@ -178,6 +178,7 @@ func FuzzFeatures(f *testing.F) {
 	f.Add("cat > a.sh <<'E'\nbash a.sh $1\nsource a.sh\nE\nbash a.sh x\ncase a1 in a[0-9]) ;; esac\nCUDA_VISIBLE_DEVICES=,, python -c x\n")
 	f.Add("f() { f \"$@\"; }\nf a b\na=(x \"${a[@]}\")\nbash -c \"eval \\\"$a\\\"\"\nsrun bash <<E\n$((1/0)) ${x:=${y:-$(z)}} ${#a[@]} ${a[-1]}\nE\n")
 	f.Add("case $1 in a) M=x;; *) M=y;; esac\nif a; then args+=(--m x); fi\nsingularity exec --nv -B a:b i.sif tune run r --config llama3/8B x=1 ++m.name=gpt2")
+	f.Add("B=8\nsbatch -J x --gres=gpu:a100:2 <<E\n#SBATCH -N 2\npython t.py --bs $B\nsbatch <<<\"$(cat j)\"\nE\nsbatch <<< \"#SBATCH -G1\"\n")
 	f.Add("C=$(mktemp --suffix=.yaml)\ncat > $C <<Y\nbase_model: a/b\nbf16: auto\nz: {enabled: true}\nk: &a [*a]\nzero_optimization: {stage: 9}\nY\naxolotl train $C\nlm_eval --model_args pretrained=x,dtype=bf16\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		feat := ParseScript(s).Features

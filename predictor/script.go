@@ -71,7 +71,19 @@ func ParseScript(text string) Script {
 // (sbatch train.sh llama-7b 32: ["llama-7b", "32"]), which $1, "$@" and $#
 // read. A nil args means they are not known; an empty one, that there are
 // none, so ${1:-default} is its default.
+//
+// A script with no #SBATCH header of its own that hands sbatch a job on
+// its standard input (sbatch <<EOF ... EOF, a submitter run with bash) is
+// read for the job it submits: the features are those of that job, with
+// the options sbatch is given over its header; the signature stays the
+// script's own, so that a submitter's runs never mix with its job's.
 func ParseScriptArgs(text string, args []string) Script {
+	return parseScript(text, args, nil, true)
+}
+
+// parseScript is ParseScriptArgs, with options given over the header (from
+// sbatch's command line) and whether a submitted job may be followed.
+func parseScript(text string, args []string, over []Option, follow bool) Script {
 	var s Script
 	orig := text
 	h := sha256.New()
@@ -98,7 +110,20 @@ func ParseScriptArgs(text string, args []string) Script {
 	if len(args) > MaxScriptArgs {
 		args = nil
 	}
-	s.Features = scriptFeatures(orig, s.Sbatch, args)
+	own := len(s.Sbatch) > 0
+	s.Sbatch = append(s.Sbatch, over...)
+	var sub *submission
+	s.Features, sub = scriptFeatures(orig, s.Sbatch, args)
+	if follow && !own && sub != nil {
+		job := parseScript(sub.text, []string{}, sub.opts, false)
+		s.Sbatch, s.Features = job.Sbatch, job.Features
+		s.Features.shiftLines(sub.bodyLine)
+		src := "the job sbatch is given on its standard input"
+		if sub.line > 0 {
+			src = "line " + strconv.FormatUint(uint64(sub.line), 10) + ": " + src
+		}
+		s.Features.note("script", src)
+	}
 	f := &s.Features
 	buf = append(buf[:0], "\x00model="...)
 	if !f.JobNameOnly() {

@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -235,5 +236,60 @@ func TestParseScriptArgs(t *testing.T) {
 	arr := "#!/bin/bash\nOPTS=(--lr 1e-4 --bf16 --epochs 3)\npython train.py \"${OPTS[@]:2:1}\"\n"
 	if f := ParseScript(arr).Features; f.Precision != "bf16" || f.Epochs != 0 {
 		t.Errorf("an array's slice: precision %q epochs %v, want bf16 alone", f.Precision, f.Epochs)
+	}
+}
+
+// TestSubmittedOnStdin: a submitter run with bash (no #SBATCH header of its
+// own) that hands sbatch its job on standard input is read for that job,
+// its variables expanded where the heredoc lets the shell expand them,
+// sbatch's own options over the job's header; its signature stays its own.
+func TestSubmittedOnStdin(t *testing.T) {
+	const job = "#!/bin/bash\n#SBATCH -J sft\n#SBATCH --gres=gpu:2\n#SBATCH -N 2\nsrun python train.py --model_name_or_path %s --per_device_train_batch_size %s --bf16 True\n"
+	cases := []struct {
+		name, script    string
+		model           string
+		batch           float64
+		gpus            int
+		typ, scriptFrom string
+	}{
+		{"heredoc, expanded", "#!/bin/bash\nMODEL=gpt2-xl\nBS=8\n\nsbatch --parsable <<EOT\n" + fmt.Sprintf(job, "$MODEL", "$BS") + "EOT\n",
+			"gpt2-xl", 8, 4, "", "line 5: the job sbatch is given on its standard input"},
+		{"quoted heredoc: the job's own variables", "MODEL=gpt2-xl\nsbatch <<'EOT'\nBS=16\n" + fmt.Sprintf(job, "$MODEL", "$BS")[12:] + "EOT\n",
+			"", 16, 0, "", "line 2: the job sbatch is given on its standard input"},
+		{"sbatch's options win", "sbatch -J x --gres=gpu:a100:4 -N1 <<EOF\n" + fmt.Sprintf(job, "gpt2", "4") + "EOF\n",
+			"gpt2", 4, 4, "a100", "line 1: the job sbatch is given on its standard input"},
+		{"here-string", "J=$(cat job.sh)\nsbatch <<< \"#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py --model_name_or_path t5-small\"\n",
+			"t5-small", 0, 1, "a100", "line 2: the job sbatch is given on its standard input"},
+	}
+	for _, c := range cases {
+		s := ParseScript(c.script)
+		f := s.Features
+		if f.Model != c.model || f.BatchSize != c.batch || f.GPUs != c.gpus || f.GPUType != c.typ || f.From["script"] != c.scriptFrom {
+			t.Errorf("%s: model %q batch %v gpus %d type %q script from %q; want %q %v %d %q %q", c.name, f.Model,
+				f.BatchSize, f.GPUs, f.GPUType, f.From["script"], c.model, c.batch, c.gpus, c.typ, c.scriptFrom)
+		}
+	}
+	wrapper := "#!/bin/bash\nMODEL=gpt2-xl\nsbatch <<EOT\n" + fmt.Sprintf(job, "$MODEL", "8") + "EOT\n"
+	inner := fmt.Sprintf(job, "gpt2-xl", "8")
+	if w, j := ParseScript(wrapper), ParseScript(inner); w.Signature == j.Signature || w.Features.Model != j.Features.Model {
+		t.Errorf("the submitter's signature is its own (%s, its job's %s) and its features its job's (%q, %q)",
+			w.Signature, j.Signature, w.Features.Model, j.Features.Model)
+	}
+	if f := ParseScript(wrapper).Features; f.From["batch_size"] != "line 8: --per_device_train_batch_size" {
+		t.Errorf("the job's lines are the script's: batch size from %q", f.From["batch_size"])
+	}
+	for name, script := range map[string]string{
+		"a header of its own":       "#!/bin/bash\n#SBATCH --gres=gpu:1\npython a.py --model_name_or_path bert-base-uncased\nsbatch <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
+		"a script named":            "sbatch next.sh <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
+		"--wrap":                    "sbatch --wrap 'python b.py' <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
+		"another program's heredoc": "python - <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
+	} {
+		if f := ParseScript(script).Features; f.Model == "gpt2" || f.From["script"] != "" {
+			t.Errorf("%s: read the heredoc as the job: model %q, script from %q", name, f.Model, f.From["script"])
+		}
+	}
+	twice := "sbatch <<'A'\n#!/bin/bash\nsbatch <<B\n" + fmt.Sprintf(job, "gpt2", "4") + "B\nA\n"
+	if f := ParseScript(twice).Features; f.Model != "" || f.From["script"] == "" {
+		t.Errorf("a submitted job that submits another is read as itself: model %q, script from %q", f.Model, f.From["script"])
 	}
 }

@@ -106,6 +106,19 @@ type shellReader struct {
 	nested  int
 	noLines bool
 	emit    func(command)
+	// submitted is the first job the script submits on sbatch's standard
+	// input (sbatch <<EOF ... EOF); nil when it submits none so.
+	submitted *submission
+}
+
+// submission is a job script a script hands sbatch on its standard input,
+// expanded as the shell would, with the options sbatch is given before it.
+type submission struct {
+	text string
+	opts []Option
+	line uint // the line of the sbatch command (0: not known)
+	// bodyLine is the line the heredoc's body starts on (0: a here-string).
+	bodyLine uint
 }
 
 func newShellReader(emit func(command)) *shellReader {
@@ -641,6 +654,23 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 	if prog, code, ok := shellCode(words); ok {
 		r.readText(code, words[:prog])
 		return
+	}
+	if opts, ok := stdinSubmission(words); ok {
+		if r.submitted == nil {
+			for _, rd := range redirs {
+				switch {
+				case (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil:
+					sub := &submission{text: r.hdoc(rd.Hdoc), opts: opts}
+					if r.nested == 0 && !r.noLines {
+						sub.line, sub.bodyLine = r.line, rd.Hdoc.Pos().Line()
+					}
+					r.submitted = sub
+				case rd.Op == syntax.WordHdoc && rd.Word != nil:
+					r.submitted = &submission{text: r.word(rd.Word), opts: opts, line: r.line}
+				}
+			}
+		}
+		return // a submission runs nothing here
 	}
 	for _, rd := range redirs {
 		if (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil {
@@ -1324,6 +1354,50 @@ func shellCode(words []string) (int, string, bool) {
 		}
 	}
 	return 0, "", false
+}
+
+// sbatchFlags are sbatch's options that take no value.
+var sbatchFlags = set("--parsable", "--wait", "-W", "--exclusive", "--requeue", "--no-requeue", "--hold", "-H",
+	"--test-only", "--quiet", "-Q", "--verbose", "-v", "--overcommit", "-O", "--contiguous", "--spread-job",
+	"--use-min-nodes", "--ignore-pbs", "--get-user-env", "--no-kill", "-k", "--reboot", "--oversubscribe", "-s",
+	"--kill-on-invalid-dep")
+
+// stdinSubmission reports whether a command is sbatch reading its job
+// script from standard input (no script named, no --wrap), with the
+// options it is given. Another command, or sbatch given a script, is not.
+func stdinSubmission(words []string) ([]Option, bool) {
+	i := 0
+	for i < len(words) && strings.Contains(words[i], "=") && isIdent(words[i][:strings.IndexByte(words[i], '=')]) {
+		i++ // VAR=value sbatch ...
+	}
+	if i >= len(words) || path.Base(words[i]) != "sbatch" {
+		return nil, false
+	}
+	var opts []Option
+	for i++; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "--":
+			return nil, false
+		case !strings.HasPrefix(w, "-") || w == "-":
+			return nil, false // the job's script, named
+		case strings.HasPrefix(w, "--wrap"):
+			return nil, false
+		case sbatchFlags[w]:
+			opts = append(opts, Option{Key: w})
+		case strings.Contains(w, "=") && (strings.HasPrefix(w, "--") || len(w) > 2 && w[2] == '='):
+			k, v, _ := strings.Cut(w, "=")
+			opts = append(opts, Option{Key: k, Value: v})
+		case !strings.HasPrefix(w, "--") && len(w) > 2 && strings.IndexByte(sbatchShortArgs, w[1]) >= 0:
+			opts = append(opts, Option{Key: w[:2], Value: w[2:]}) // -N4
+		case i+1 < len(words):
+			opts = append(opts, Option{Key: w, Value: words[i+1]})
+			i++
+		default:
+			opts = append(opts, Option{Key: w})
+		}
+	}
+	return opts, true
 }
 
 // shellProgram reports whether a command is a shell reading its commands
