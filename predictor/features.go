@@ -1390,10 +1390,28 @@ var notModels = set("singularity", "apptainer", "docker", "podman", "enroot", "s
 
 // validModel reports whether a name can be a model: not an expansion the
 // script does not show, a number, a tool or a container image.
+// placeholder reports whether a name is one a shared script leaves for
+// its user to fill in: your_working_directory, your-model, path_to_ckpt,
+// xxx, changeme (YourTTS is a model: the word must end at "your").
+func placeholder(name string) bool {
+	n := strings.ToLower(name)
+	for _, p := range []string{"your_", "your-", "path_to_", "path-to-", "replace_", "xxx"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	switch n {
+	case "your", "changeme", "change_me", "todo", "placeholder", "fixme", "path_to", "xxx":
+		return true
+	}
+	return false
+}
+
 func validModel(m string) bool {
 	if m == "" || unexpanded(m) || isNumber(m) || notModels[m] || strings.HasPrefix(m, "python") || isCommitHash(m) ||
 		strings.ContainsAny(m, "{}<>%") || // a template's hole: {model}, <MODEL>, %(model)s
-		isBoolWord(m) || variantWords[m] || isSize(m) { // pretrained=False, model=small: a switch or a size, no model
+		isBoolWord(m) || variantWords[m] || isSize(m) || // pretrained=False, model=small: a switch or a size, no model
+		placeholder(path.Base(m)) {
 		return false
 	}
 	if words := strings.FieldsFunc(m, func(r rune) bool { return r == '_' || r == '-' }); len(words) > 1 &&

@@ -842,3 +842,19 @@ func genVars(n int) string {
 func cmpDiff(want, got any) string {
 	return cmp.Diff(want, got, cmpopts.IgnoreFields(Features{}, "From"))
 }
+
+// TestPlaceholders: the names a shared script leaves its user to fill in
+// are no model and stand in for none.
+func TestPlaceholders(t *testing.T) {
+	for script, want := range map[string]string{
+		"cd your_working_directory\nsrun python pretrain.py --batch_size 6\n":              "",
+		"python train.py --model_name_or_path your_model_path\n":                           "",
+		"python train.py --model_name_or_path /path/to/your-model --bf16\n":                "",
+		"python train.py --model_name_or_path /path/to/llama-2-7b-hf\n":                    "llama-2-7b-hf",
+		"cd /home/me/YourTTS\npython train.py --config recipes/vctk/yourtts/config.json\n": "yourtts",
+	} {
+		if f := ParseScript("#!/bin/bash\n#SBATCH --gres=gpu:1\n" + script).Features; f.Model != want {
+			t.Errorf("%q: model %q (from %q), want %q", script, f.Model, f.From["model"], want)
+		}
+	}
+}

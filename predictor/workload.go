@@ -37,8 +37,8 @@ func learnedName(f Features) string {
 // words any job uses (a stage, a framework, a machine, a counter) and
 // datasets.
 func workloadName(name string) string {
-	if unexpanded(name) {
-		return ""
+	if unexpanded(name) || strings.ContainsAny(name, "<>{}%") {
+		return "" // $SLURM_JOB_NAME, or a template's hole: <YOUR_JOB_NAME>, {exp}
 	}
 	toks := strings.FieldsFunc(name, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.'
@@ -118,7 +118,7 @@ var (
 		"predict", "prediction", "score", "scoring", "benchmark", "bench", "results", "result", "output",
 		"outputs", "logs", "log", "checkpoint", "ckpt", "resume", "continue", "restart", "retrain", "lora",
 		"qlora", "sft", "dpo", "rlhf", "instruct", "chat", "seed", "run", "runs", "exp", "expt", "experiment",
-		"experiments", "trial", "version", "default", "custom", "base", "baseline", "ablation", "probe",
+		"experiments", "trial", "version", "default", "custom", "base", "baseline", "ablation", "probe", "name",
 		"probing", "linear",
 		// what kind of data, not which
 		"language", "vision", "speech", "audio", "video", "text", "image", "images",

@@ -42,6 +42,8 @@ func TestWorkloadWords(t *testing.T) {
 			"Test_mixed":                 "",
 			"contrastive_mdeq_large":     "mdeq-large",
 			"model3_eval":                "",
+			"<YOUR_JOB_NAME>":            "",
+			"your_job_name":              "",
 		}},
 		{"trimWorkWords", trimWorkWords, map[string]string{
 			"segformer-training":       "segformer",
@@ -68,6 +70,9 @@ func TestWorkloadWords(t *testing.T) {
 			"step4_tensor_parallel":    "tensor",
 			"gcn_f10":                  "gcn",
 			"playground":               "",
+			"your_working_directory":   "",
+			"YourTTS":                  "YourTTS",
+			"path_to_repo":             "",
 		}},
 	} {
 		for in, want := range tc.cases {
