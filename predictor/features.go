@@ -1451,8 +1451,19 @@ var modelWords = set("model", "models", "net", "network", "arch", "default")
 // empty, not a family word alone (qwen), not a generation alone (qwen1.5).
 func namesAModel(m string) bool {
 	familyAlone := bareFamily(m) && !strings.ContainsAny(m, "0123456789")
-	generationAlone := strings.Contains(m, ".") && !strings.Contains(m, "-")
+	generationAlone := strings.Contains(m, ".") && !strings.Contains(m, "-") && !runInSize(m)
 	return m != "" && !familyAlone && !generationAlone
+}
+
+// runInSize reports whether a name ends in a size run into its word, after
+// a letter: bert3.9b, opt1.3b (not qwen1.5, a generation).
+func runInSize(m string) bool {
+	if len(m) < 3 {
+		return false
+	}
+	body := m[:len(m)-1]
+	k := strings.LastIndexFunc(body, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	return k >= 0 && body[k] >= 'a' && body[k] <= 'z' && isSize(m[k+1:])
 }
 
 // checkpointDir reports whether a path's last name is a checkpoint's

@@ -225,6 +225,11 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH -J lora_qwen2.5`, `python train.py`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "qwen2.5", ModelFrom: "path", JobName: "lora_qwen2.5"},
 		},
+		"a size run into a job name's family, with a decimal point": {
+			script: sh(`#SBATCH -J Bert3.9b_160gpu_bigrun`, `python pretrain_bert.py --num-layers 48`),
+			want: Features{Launcher: "python", Program: "pretrain_bert.py", Model: "bert3.9b", ModelFrom: "job_name",
+				JobName: "Bert3.9b_160gpu_bigrun"},
+		},
 		"a quoted #SBATCH value": {
 			script: sh(`#SBATCH --gpus-per-node="a40:8"`, `#SBATCH --partition="lab"`, `python train.py --model resnet50`),
 			want: Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag", GPUs: 8, GPUType: "a40",
