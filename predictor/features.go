@@ -238,6 +238,7 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 	var f Features
 	found := false
 	spread := false // the main launch runs on every node, its count per node
+	var launchWords []string
 	r := newShellReader(func(c command) {
 		cf, ok := commandFeatures(c.words, c.workdir, c.env)
 		if ok && len(c.files) > 0 {
@@ -256,6 +257,7 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 				cf = mergeFeatures(cf, f)
 			}
 			f, found = cf, true
+			launchWords = c.words
 			l := peel(c.words)
 			spread = l.perNode && l.underSrun && l.nodes == 0
 		default:
@@ -332,6 +334,13 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 		// whisper; avp_vit stays whole).
 		f.Model = w
 		f.note("model", jobNameSource)
+	} else if f.ModelFrom == "path" && w != "" && w != f.Model && f.From["model"] != jobNameSource &&
+		!strings.Contains(f.From["model"], "--") && !strings.Contains(f.Model, w) && argsName(launchWords, w) {
+		// The job's name and the launch's arguments agree on a word that
+		// the directory or module standing in does not hold: a job named
+		// ddppo given pointnav/ddppo_pointnav.yaml, in habitat_baselines.
+		f.Model = w
+		f.note("model", jobNameSource+" and the launch's arguments")
 	}
 	if f.Model == "" && f.ConfigStandIn != "" {
 		// Nothing else names the work: the config's name does (fastspeech2.yaml).
@@ -349,6 +358,52 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 	}
 	resolveUnknown(&f)
 	return f, r.submitted
+}
+
+// argsName reports whether a value the launch is given (after its program;
+// not a flag's name, nor a run's own name, seed, data set or environment),
+// split at '/',
+// '_', '-', '.' and '=', is name, case aside: ddppo in
+// --config-name=pointnav/ddppo_pointnav.yaml. Only a name of five or more
+// characters, four of them letters, is taken so (gen1, ocr0 and moe name a
+// data set, a run or a method as often as a model).
+func argsName(words []string, name string) bool {
+	letters := strings.IndexFunc(name, func(r rune) bool { return r < 'a' || r > 'z' })
+	if len(name) < 5 || letters >= 0 && letters < 4 && len(strings.Trim(name, "0123456789")) < 4 || variantWords[name] {
+		return false
+	}
+	prog := programIndex(words)
+	if prog >= len(words) {
+		return false
+	}
+	names := func(v string) bool {
+		for _, t := range strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune("/_-.=", r) }) {
+			if strings.EqualFold(t, name) {
+				return true
+			}
+		}
+		return false
+	}
+	args := words[prog+1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			k, v, eq := strings.Cut(a, "=")
+			nk := normFlag(k)
+			varying := runVarying[nk] || dataFlag(nk) || strings.HasPrefix(nk, "env")
+			if !eq && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				v, i = args[i+1], i+1
+			}
+			if !varying && names(v) {
+				return true
+			}
+			continue
+		}
+		if k, v, eq := strings.Cut(a, "="); !eq && names(a) || eq && !runVarying[normFlag(hydraKey(k))] && names(v) {
+			return true // a positional value, or a Hydra override's
+		}
+	}
+	return false
 }
 
 // stemStandIn reports whether the model standing in is the program's file

@@ -230,6 +230,16 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "pretrain_bert.py", Model: "bert3.9b", ModelFrom: "job_name",
 				JobName: "Bert3.9b_160gpu_bigrun"},
 		},
+		"the job's name and the launch's arguments agree": {
+			script: sh(`#SBATCH -J ddppo`, `srun python -u -m habitat_baselines.run --config-name=pointnav/ddppo_pointnav.yaml`),
+			want: Features{Launcher: "srun", Program: "-m habitat_baselines.run", Model: "ddppo", ModelFrom: "path",
+				JobName: "ddppo"},
+		},
+		"a flag's name or a run's name is no agreement": {
+			script: sh(`#SBATCH -J glove_ablation`, `srun python -u -m habitat_baselines.run --use-glove False --run_name glove`),
+			want: Features{Launcher: "srun", Program: "-m habitat_baselines.run", Model: "habitat_baselines", ModelFrom: "path",
+				JobName: "glove_ablation"},
+		},
 		"a quoted #SBATCH value": {
 			script: sh(`#SBATCH --gpus-per-node="a40:8"`, `#SBATCH --partition="lab"`, `python train.py --model resnet50`),
 			want: Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag", GPUs: 8, GPUType: "a40",

@@ -149,7 +149,7 @@ var (
 	// epoch10, fold3, run12.
 	counterPrefixes = set("step", "steps", "epoch", "epochs", "fold", "run", "iter", "seed", "part", "shard",
 		"split", "trial", "exp", "job", "task", "node", "nodes", "gpu", "gpus", "bs", "lr", "train", "test", "model",
-		"config", "cfg", "case", "ver")
+		"config", "cfg", "case", "ver", "base", "ckpt", "checkpoint")
 )
 
 // trimWorkWords cuts the words any job uses from both ends of a program's

@@ -43,6 +43,7 @@ func TestWorkloadWords(t *testing.T) {
 			"contrastive_mdeq_large":     "mdeq-large",
 			"model3_eval":                "",
 			"<YOUR_JOB_NAME>":            "",
+			"train_l10_base29999":        "",
 			"your_job_name":              "",
 		}},
 		{"trimWorkWords", trimWorkWords, map[string]string{
