@@ -1005,6 +1005,8 @@ func argFeatures(f Features, args []string, l launch) Features {
 				nk = "num_nodes"
 			case parts[0] == "model" && modelFlags[last]:
 				nk = "" // model.model_type and the like say less than a name
+			case batchFlags[last] && slices.ContainsFunc(parts[:len(parts)-1], func(p string) bool { return notTrainingSections[p] }):
+				nk = "" // OpenRLHF's --rollout.micro_batch_size, --eval.batch_size: not the training batch
 			default:
 				nk = last
 			}
@@ -1340,7 +1342,11 @@ var (
 	modelNameKeys = set("name", "arch", "model_name", "name_or_path", "model_name_or_path",
 		"pretrained_model_name_or_path", "model_id", "hf_model", "pretrained", "checkpoint", "model",
 		"restore_from_path", "backbone", "model_path", "hf_model_path", "pretrained_path")
-	algoFlags   = set("algo", "algorithm", "algo_name", "rl_algo", "rl_algorithm")
+	algoFlags = set("algo", "algorithm", "algo_name", "rl_algo", "rl_algorithm")
+	// notTrainingSections hold the settings of what a job does besides
+	// training: its rollouts, evaluation and generation.
+	notTrainingSections = set("rollout", "eval", "evaluation", "val", "valid", "validation", "test", "inference",
+		"generation", "generate", "sampling", "sampler", "predict")
 	configFlags = set("config", "config_file", "cfg", "c", "config_path", "config_name", "yaml", "recipe_config", "yaml_config", "cfg_file",
 		"gin", "gin_file", "gin_config", "gin_configs")
 	layerFlags  = set("num_layers", "n_layer", "n_layers", "num_hidden_layers", "nlayers")

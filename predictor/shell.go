@@ -106,6 +106,10 @@ type shellReader struct {
 	nested  int
 	noLines bool
 	emit    func(command)
+	// last is the command emitted last, which a line of nothing but
+	// options continues (a launch whose line lost its backslash).
+	last      []string
+	continued int
 	// submitted is the first job the script submits on sbatch's standard
 	// input (sbatch <<EOF ... EOF); nil when it submits none so.
 	submitted *submission
@@ -581,6 +585,17 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 	if len(args) == 0 {
 		return
 	}
+	if strings.HasPrefix(args[0], "--") && len(args[0]) > 2 && r.last != nil && len(c.Assigns) == 0 &&
+		len(r.last)+len(args) <= maxContinuedWords && r.continued < maxContinued {
+		r.continued++
+		// A line of options after a launch whose line lost its backslash
+		// (or has a blank after it): no program is named --fp16, so bash
+		// would fail where the writer meant the launch's arguments.
+		words := append(slices.Clip(r.last), args...)
+		r.emitWords(words, r.env(words))
+		return
+	}
+	r.last = nil
 	if ignored[args[0]] && !(len(args) > 1 && args[1] == "run") {
 		return
 	}
@@ -715,8 +730,17 @@ func (r *shellReader) env(words []string) map[string]string {
 // emitWords hands a simple command, expanded, to emit, with where and how
 // it runs.
 func (r *shellReader) emitWords(words []string, env map[string]string) {
+	r.last = words
 	r.emit(command{words: words, workdir: r.workdir, env: env, line: r.line, files: r.files})
 }
+
+// Bounds on the lines of options read as continuing a launch: the words
+// of one launch so continued, and the lines of a script read so, which
+// keep a script of nothing but such lines cheap.
+const (
+	maxContinuedWords = 1024
+	maxContinued      = 64
+)
 
 // paramName is the variable a word is nothing but an unquoted expansion
 // of ($cmd, ${cmd}), or "".

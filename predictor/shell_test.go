@@ -370,6 +370,15 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "torchrun", Program: "run_clm.py", Model: "meta-llama/llama-2-7b-hf", ModelFrom: "flag",
 				BatchSize: 2, GradAccum: 16, Precision: "bf16", Epochs: 1, GPUs: 4, GPUType: "h100"},
 		},
+		"a launch whose line lost its backslash": {
+			script: sh(`torchrun --nproc_per_node=3 train.py \`, `  --model_size 300m \`, `  --prediction_loss_only`,
+				`  --learning_rate 6e-4 \ `, `  --per_device_train_batch_size 4 --bf16`, `echo done`, `--not-continued 1`),
+			want: Features{Launcher: "torchrun", Program: "train.py", BatchSize: 4, Precision: "bf16", GPUs: 3},
+		},
+		"OpenRLHF's sections: the rollout's batch is not the training's": {
+			script: sh(`python3 -m openrlhf.cli.train_ppo_ray --rollout.micro_batch_size 16 --train.micro_batch_size 8 --rollout.batch_size 1024 --eval.batch_size 64`),
+			want: Features{Launcher: "python", Program: "-m openrlhf.cli.train_ppo_ray", Model: "openrlhf", ModelFrom: "path", BatchSize: 8},
+		},
 		"Hugging Face Trainer, --fp16 before a positional": {
 			script: sh(`python run_glue.py --model_name_or_path roberta-large --fp16 --per_device_train_batch_size 32`),
 			want: Features{Launcher: "python", Program: "run_glue.py", Model: "roberta-large", ModelFrom: "flag",
@@ -808,6 +817,7 @@ func TestBoundedWork(t *testing.T) {
 		// back to the same word for ever (found at db6445c).
 		"a precision switch given a value": "python train.py --fp16=auto --amp=native data/\n",
 		"a method switch given a value":    "python train.py --lora=x --gradient_checkpointing=full data/\n",
+		"lines of options":                 "python t.py\n" + strings.Repeat("--a 1 --b 2 --c 3 --d 4\n", 19000),
 	}
 	for name, script := range cases {
 		t.Run(name, func(t *testing.T) {
