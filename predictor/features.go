@@ -924,6 +924,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	standIn, standInFrom := "", ""      // a config's or Hydra experiment's name (fastspeech2.yaml), standing in likewise
 	imsPerBatch := 0.0                  // detectron2's SOLVER.IMS_PER_BATCH: the images of all GPUs together
 	nameBatch, nameBatchFrom := 0.0, "" // the per-GPU batch an OpenMMLab config's name gives (8xb320)
+	args = splitConfigLists(args)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		var k, v string
@@ -1937,6 +1938,35 @@ func mmBatch(a string) float64 {
 		return 0
 	}
 	return float64(n)
+}
+
+// splitConfigLists splits a positional argument that is a list of config
+// files in one word (GPT-NeoX's deepy.py train.py "$CONFIG", CONFIG set to
+// "configs/llama/7B.yml configs/local.yml") into its files.
+func splitConfigLists(args []string) []string {
+	var out []string // nil until a list is split
+	for i, a := range args {
+		var files []string
+		if !strings.HasPrefix(a, "-") && strings.ContainsAny(a, " \t\n") {
+			files = strings.Fields(a)
+			if len(files) < 2 || slices.ContainsFunc(files, func(f string) bool { return !isConfigFile(f) }) {
+				files = nil
+			}
+		}
+		switch {
+		case files != nil:
+			if out == nil {
+				out = append([]string(nil), args[:i]...)
+			}
+			out = append(out, files...)
+		case out != nil:
+			out = append(out, a)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }
 
 // configStandIn returns the workload a config file's name stands for

@@ -377,7 +377,11 @@ func TestFrameworkConventions(t *testing.T) {
 		},
 		"OpenRLHF's sections: the rollout's batch is not the training's": {
 			script: sh(`python3 -m openrlhf.cli.train_ppo_ray --rollout.micro_batch_size 16 --train.micro_batch_size 8 --rollout.batch_size 1024 --eval.batch_size 64`),
-			want: Features{Launcher: "python", Program: "-m openrlhf.cli.train_ppo_ray", Model: "openrlhf", ModelFrom: "path", BatchSize: 8},
+			want:   Features{Launcher: "python", Program: "-m openrlhf.cli.train_ppo_ray", Model: "openrlhf", ModelFrom: "path", BatchSize: 8},
+		},
+		"GPT-NeoX's config files in one word": {
+			script: sh(`CONFIG="configs/llama/7B.yml configs/local_setup.yml"`, `python ./deepy.py train.py "$CONFIG"`),
+			want:   Features{Launcher: "python", Program: "deepy.py", Model: "llama-7b", ModelFrom: "config"},
 		},
 		"Hugging Face Trainer, --fp16 before a positional": {
 			script: sh(`python run_glue.py --model_name_or_path roberta-large --fp16 --per_device_train_batch_size 32`),
