@@ -373,8 +373,15 @@ var runVarying = set("seed", "random_seed", "data_seed", "manual_seed", "lr", "l
 // isNumber reports whether w is a numeric literal as scripts write them:
 // 64, 0.001, 3e-4, 1_000, -5, 2x (never an identifier such as resnet50).
 func isNumber(w string) bool {
-	w = strings.TrimLeft(w, "+-")
-	w = strings.TrimRight(w, "xX%")
+	// strings.TrimLeft(w, "+-") and TrimRight(w, "xX%"), without the
+	// cutset's set built on every call (this runs for every word of a
+	// script's signature).
+	for w != "" && (w[0] == '+' || w[0] == '-') {
+		w = w[1:]
+	}
+	for w != "" && (w[len(w)-1] == 'x' || w[len(w)-1] == 'X' || w[len(w)-1] == '%') {
+		w = w[:len(w)-1]
+	}
 	if w == "" {
 		return false
 	}
