@@ -215,7 +215,7 @@ func afterCount(w string) (GPUName, bool) {
 // afterMaker reads one word that is a maker's or line's name run into a
 // type ("teslam40", "nvidiaa100", "quadrortx8000").
 func afterMaker(w string) (GPUName, bool) {
-	for _, maker := range []string{"tesla", "nvidia", "quadro", "geforce"} {
+	for _, maker := range []string{"tesla", "nvidia", "quadro", "geforce", "dgx"} {
 		if rest, ok := strings.CutPrefix(w, maker); ok && rest != "" {
 			if g, ok := gpuSpellings[rest]; ok {
 				return g, true
@@ -248,7 +248,8 @@ func spelledPrefix(w string) (GPUName, bool) {
 			}
 			return g, true
 		}
-		if known && endsInDigit && len(tail) >= 3 && strings.Trim(tail, "abcdefghijklmnopqrstuvwxyz") == "" {
+		if known && endsInDigit && (len(tail) >= 3 && strings.Trim(tail, "abcdefghijklmnopqrstuvwxyz") == "" || tail == "nv") {
+			// a40short; a100nv, KISTI's NVLink nodes
 			return g, true
 		}
 		if known && endsInDigit && len(tail) >= 2 && (tail[0] == 'x' || tail[0] == 'm') && strings.Trim(tail[1:], "0123456789") == "" {

@@ -54,12 +54,18 @@ func workloadName(name string) string {
 			continue
 		}
 		if i+1 < len(toks) && (isSize(toks[i+1]) || versionWord(toks[i+1]) || variantWords[toks[i+1]] && len(toks[i+1]) > 1 ||
-			archWords[toks[i+1]]) {
-			return t + "-" + toks[i+1] // dino-v3, kat-tiny, crystal-gnn
+			archWords[toks[i+1]] || patchVariant(toks[i+1])) {
+			return t + "-" + toks[i+1] // dino-v3, kat-tiny, crystal-gnn, jit-b16
 		}
 		return t
 	}
 	return ""
+}
+
+// patchVariant reports whether a word is a vision transformer's size and
+// patch, as ViT, DiT and their kin name them: b16 (B/16), l14, s8, h14.
+func patchVariant(t string) bool {
+	return len(t) >= 2 && len(t) <= 3 && strings.IndexByte("sblhg", t[0]) >= 0 && isDigits(t[1:])
 }
 
 // projectWord reports whether a word of a name can be a project's: three

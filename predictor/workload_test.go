@@ -43,6 +43,7 @@ func TestWorkloadWords(t *testing.T) {
 			"contrastive_mdeq_large":     "mdeq-large",
 			"model3_eval":                "",
 			"<YOUR_JOB_NAME>":            "",
+			"jit_b16_200ep":              "jit-b16",
 			"train_l10_base29999":        "",
 			"your_job_name":              "",
 		}},
