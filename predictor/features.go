@@ -2222,6 +2222,9 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 	stem := programStem(program)
 	// -m src.train, or torchrun's module named alone (poet_2.training.train).
 	isModule := isModuleProgram(program)
+	if isModule {
+		stem = strings.ToLower(program) // its last package is no extension: -m src.hrnet_train
+	}
 	stem = strings.TrimPrefix(stem, "-m ")
 	module := ""
 	if i := strings.LastIndexByte(stem, '.'); i >= 0 && isModule {
@@ -2242,9 +2245,13 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 		// -m poet_2.training.train, -m canvit_train.harness.run: the
 		// package is the project; the deepest that names one, as
 		// -m astroclip.astrodino.trainer trains astrodino.
-		pkgs := append(strings.Split(module, "/"), stem) // the stem is the module's last package
-		for i := len(pkgs) - 1; i >= 0; i-- {
-			if p := pkgs[i]; !codeDirs[p] && !genericPrograms[p] {
+		// The module's own name, its last (-m src.hrnet_train), only where
+		// no package names the project: -m focalpose.scripts.run_pose_training
+		// is focalpose.
+		pkgs := append(strings.Split(module, "/"), stem)
+		for i := len(pkgs) - 2; i >= -1; i-- {
+			p := pkgs[(i+len(pkgs))%len(pkgs)] // the packages deepest first, then the module's name
+			if !codeDirs[p] && !genericPrograms[p] {
 				if t := trimWorkWords(p); t != "" {
 					return t, "path", "program " + program
 				}
