@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/augur-hpc/augur/predictor"
 	"github.com/augur-hpc/augur/predictor/eval"
@@ -14,7 +16,7 @@ import (
 )
 
 func init() {
-	register(command{"eval", "eval --dataset FILE --format timm-memory [--catalog FILE] [--card-mib N] [--folds N] [--calibrate-prior] [--json] | eval --scripts DIR [--verbose] [--json]: evaluate memory prediction, warm and cold, against baselines; or how well batch scripts are read, per feature, against DIR/labels.json", runEval})
+	register(command{"eval", "eval --dataset FILE --format timm-memory [--catalog FILE] [--card-mib N] [--folds N] [--calibrate-prior] [--json] | eval --scripts DIR [--verbose] [--json] [--timing]: evaluate memory prediction, warm and cold, against baselines; or how well batch scripts are read, per feature, against DIR/labels.json, and (--timing) how long each takes to read", runEval})
 }
 
 func runEval(args []string) error {
@@ -28,12 +30,19 @@ func runEval(args []string) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	scripts := fs.String("scripts", "", "directory of batch scripts with a labels.json of what a person reads from each")
 	verbose := fs.Bool("verbose", false, "with --scripts: list every feature read wrong, missed or read where the script says nothing")
+	timing := fs.Bool("timing", false, "with --scripts: time reading each script (augurd's first sight of it) and print the spread")
 	calibrate := fs.Bool("calibrate-prior", false, "with --dataset: fit the shipped prior's constants on the calibration half of the families, and print them")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *timing && (*scripts == "" || *asJSON) {
+		return badUsage(fs, "--timing goes with --scripts DIR, and prints text: give it without --json")
+	}
 	if *scripts != "" {
-		return evalScripts(*scripts, *verbose, *asJSON)
+		if err := evalScripts(*scripts, *verbose, *asJSON); err != nil || !*timing {
+			return err
+		}
+		return timeScripts(*scripts)
 	}
 	if *dataset == "" || *format != "timm-memory" {
 		return badUsage(fs, "--dataset FILE is required, and --format is timm-memory (or give --scripts DIR)")
@@ -130,5 +139,68 @@ func evalScripts(dir string, verbose, asJSON bool) error {
 			}
 		}
 	}
+	return nil
+}
+
+// timeScripts reports how long predictor.ParseScript takes on each script
+// of dir, as augurd's first sight of it (no cache): each script's median
+// of a few reads, and the spread of those over the scripts, by length.
+// A timing on a shared machine, for the reader to weigh; no verdict.
+func timeScripts(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	type timed struct {
+		d     time.Duration
+		lines int
+	}
+	var ts []timed
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") || ext == ".json" || ext == ".md" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		text := string(b)
+		predictor.ParseScript(text) // warm
+		const reads = 7
+		ds := make([]time.Duration, reads)
+		for i := range ds {
+			start := time.Now()
+			predictor.ParseScript(text)
+			ds[i] = time.Since(start)
+		}
+		slices.Sort(ds)
+		ts = append(ts, timed{ds[reads/2], strings.Count(text, "\n")})
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	spread := func(label string, keep func(timed) bool) {
+		var ds []time.Duration
+		var lines []int
+		for _, t := range ts {
+			if keep(t) {
+				ds, lines = append(ds, t.d), append(lines, t.lines)
+			}
+		}
+		if len(ds) == 0 {
+			return
+		}
+		slices.Sort(ds)
+		slices.Sort(lines)
+		q := func(p float64) time.Duration { return ds[min(len(ds)-1, int(p*float64(len(ds))))] }
+		fmt.Printf("  %-22s %4d scripts (median %3d lines): p50 %v, p90 %v, p99 %v, max %v\n", label, len(ds),
+			lines[len(lines)/2], q(0.5).Round(time.Microsecond), q(0.9).Round(time.Microsecond),
+			q(0.99).Round(time.Microsecond), ds[len(ds)-1].Round(time.Microsecond))
+	}
+	fmt.Printf("reading a script (predictor.ParseScript, no cache; each script's median of 7 reads):\n")
+	spread("all", func(timed) bool { return true })
+	spread("up to 50 lines", func(t timed) bool { return t.lines <= 50 })
+	spread("51 to 200 lines", func(t timed) bool { return t.lines > 50 && t.lines <= 200 })
+	spread("over 200 lines", func(t timed) bool { return t.lines > 200 })
 	return nil
 }

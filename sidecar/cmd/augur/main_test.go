@@ -81,3 +81,24 @@ func TestDecisions(t *testing.T) {
 		t.Errorf("one uid, two user names:\n%s", out)
 	}
 }
+
+// TestEvalTiming: --timing adds the spread of reading times, by length,
+// after the accuracy table; it prints text, so --json refuses it.
+func TestEvalTiming(t *testing.T) {
+	out, err := capture(t, func() error {
+		return runEval([]string{"--scripts", "../../../predictor/testdata/scripts", "--timing"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"scripts in ", "reading a script (predictor.ParseScript, no cache", "  all ", "up to 50 lines", "p99 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := capture(t, func() error {
+		return runEval([]string{"--scripts", "../../../predictor/testdata/scripts", "--timing", "--json"})
+	}); err == nil || !strings.Contains(err.Error(), "without --json") {
+		t.Errorf("--timing --json: err = %v", err)
+	}
+}
