@@ -41,8 +41,12 @@ type Script struct {
 // or a directory's name with the words any job uses cut away); 6 the
 // readings from held-out sets P to S (comments' prose, configs' and
 // experiments' names, camel case, models/ directories, ...) and a
-// script's arguments, read where the submission carries them.
-const SignatureVersion = "6"
+// script's arguments, read where the submission carries them; 7 the
+// readings of session 11 (a submitter read for the job it hands sbatch on
+// standard input, placeholders that name nothing, sizes run into a name
+// with a decimal point, a job name the launch's values agree with, a
+// module's own name, config files listed in one word, ViT-style sizes).
+const SignatureVersion = "7"
 
 // Option is one #SBATCH option.
 type Option struct {
