@@ -42,7 +42,7 @@ type Script struct {
 // readings from held-out sets P to S (comments' prose, configs' and
 // experiments' names, camel case, models/ directories, ...) and a
 // script's arguments, read where the submission carries them; 7 the
-// readings of session 11 (a submitter read for the job it hands sbatch on
+// readings added next (a submitter read for the job it hands sbatch on
 // standard input, placeholders that name nothing, sizes run into a name
 // with a decimal point, a job name the launch's values agree with, a
 // module's own name, config files listed in one word, ViT-style sizes).
