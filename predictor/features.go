@@ -285,6 +285,15 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 		}
 	}
 	sbatchFeatures(&f, sbatch)
+	if f.BatchSize == 0 && found {
+		// MICRO_BATCH_SIZE=4 that the launch's batch is computed from
+		// (--batch-size=$((MICRO_BATCH_SIZE * NUM_GPUS)), NUM_GPUS counted
+		// at run time): a variable the script names for a per-GPU batch.
+		if name, v := perGPUBatchVar(r.vars); name != "" {
+			f.BatchSize = v
+			f.note("batch_size", "$"+name)
+		}
+	}
 	if f.BatchSize == 0 && f.GlobalBatchSize > 0 && f.GPUs > 0 && f.Layers == 0 {
 		// DiT's --global-batch-size 256 on 4 GPUs is 64 a GPU: the global
 		// batch over the data-parallel ranks and the accumulation steps.
@@ -624,6 +633,28 @@ func addUnknown(u []string, name string) []string {
 		return u
 	}
 	return append(u, name)
+}
+
+// perGPUBatchVar returns a variable of the script named for a per-GPU
+// batch (MICRO_BATCH_SIZE, BATCH_SIZE_PER_GPU: the names perGPUBatchFlags
+// give, in their order) that holds one known number, and the number.
+func perGPUBatchVar(vars map[string]shVar) (string, float64) {
+	byFlag := map[string]string{}
+	for name, v := range vars {
+		if nk := normFlag(name); isPerGPUBatch[nk] && !v.unknown && !v.array && len(v.vals) == 1 && len(v.alts) == 0 {
+			if prev, ok := byFlag[nk]; !ok || name < prev {
+				byFlag[nk] = name
+			}
+		}
+	}
+	for _, nk := range perGPUBatchFlags {
+		if name, ok := byFlag[nk]; ok {
+			if n, err := strconv.ParseFloat(strings.TrimSpace(vars[name].vals[0]), 64); err == nil && n >= 1 && n < 1e6 && n == math.Trunc(n) {
+				return name, n
+			}
+		}
+	}
+	return "", 0
 }
 
 // resolveUnknown drops from f.Unknown what another command or the #SBATCH

@@ -379,6 +379,12 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python3 -m openrlhf.cli.train_ppo_ray --rollout.micro_batch_size 16 --train.micro_batch_size 8 --rollout.batch_size 1024 --eval.batch_size 64`),
 			want:   Features{Launcher: "python", Program: "-m openrlhf.cli.train_ppo_ray", Model: "openrlhf", ModelFrom: "path", BatchSize: 8},
 		},
+		"a variable named for a per-GPU batch, scaled by GPUs counted at run time": {
+			script: sh(`NUM_GPUS=$(nvidia-smi -L | wc -l)`, `BATCH_SIZE_PER_GPU=128`, `BATCH_SIZE=$(($BATCH_SIZE_PER_GPU * $NUM_GPUS))`,
+				`accelerate launch --num_processes $NUM_GPUS train.py --model SiT-L/2 --batch-size=$BATCH_SIZE`),
+			want: Features{Launcher: "accelerate", Program: "train.py", Model: "sit-l/2", ModelFrom: "flag", BatchSize: 128,
+				Unknown: []string{"gpus"}},
+		},
 		"GPT-NeoX's config files in one word": {
 			script: sh(`CONFIG="configs/llama/7B.yml configs/local_setup.yml"`, `python ./deepy.py train.py "$CONFIG"`),
 			want:   Features{Launcher: "python", Program: "deepy.py", Model: "llama-7b", ModelFrom: "config"},
