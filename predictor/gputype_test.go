@@ -266,7 +266,7 @@ func TestHeaderGPUType(t *testing.T) {
 }
 
 // TestHeaderDCU: Hygon's DCUs, asked for as gres dcu, are the job's
-// accelerators where it asks for no gpu.
+// accelerators where it asks for no gpu; shards of a GPU alone are one GPU.
 func TestHeaderDCU(t *testing.T) {
 	cases := map[string]struct {
 		header string
@@ -277,6 +277,8 @@ func TestHeaderDCU(t *testing.T) {
 		"typed":               {"#SBATCH --gres=dcu:k100:2\n", 2, "k100"},
 		"gpu wins":            {"#SBATCH --gres=dcu:4,gpu:a100:1\n", 1, "a100"},
 		"other gres":          {"#SBATCH --gres=tmpdisk:100\n", 0, ""},
+		"shards of one GPU":   {"#SBATCH --gres=gpu:1 --gres=shard:22528\n", 1, ""},
+		"typed shards":        {"#SBATCH --gres=shard:a100:4\n", 1, "a100"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

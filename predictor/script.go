@@ -417,13 +417,14 @@ func looksLikeHFName(w string) bool {
 // comma-separated entry read alone (one that does not parse is passed over).
 // Where the header asks for no gpu, a Hygon DCU request (--gres=dcu:4, as
 // sites with Hygon's accelerators name them) counts: its type is the one
-// it names, else "dcu".
+// it names, else "dcu"; and a request for shards of a GPU alone
+// (--gres=shard:22528) is one GPU, shared.
 func (s Script) gresGPU() (g GresEntry, ok bool) {
 	v, given := s.SbatchValue("--gres")
 	if !given {
 		return g, false
 	}
-	var dcu GresEntry
+	var dcu, shard GresEntry
 	for _, e := range strings.Split(v, ",") {
 		if req, err := ParseGres(e); err == nil {
 			for _, r := range req {
@@ -432,15 +433,22 @@ func (s Script) gresGPU() (g GresEntry, ok bool) {
 					g, ok = r, true
 				case "dcu":
 					dcu = r
+				case "shard":
+					shard = r
 				}
 			}
 		}
 	}
-	if !ok && dcu.Name != "" {
+	switch {
+	case ok:
+	case dcu.Name != "":
 		if dcu.Type == "" {
 			dcu.Type = "dcu"
 		}
 		return dcu, true
+	case shard.Name != "" && shard.Count > 0:
+		shard.Count = 1
+		return shard, true
 	}
 	return g, ok
 }
