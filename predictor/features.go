@@ -1029,6 +1029,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 			switch {
 			case parts[0] == "model" && modelNameKeys[last] && ownKey:
 				nk = "model"
+			case trainedSections[parts[0]] && modelNameKeys[last] && len(parts) == 2:
+				nk = "model" // OpenRLHF's --actor.model_name_or_path: the policy trained
+			case frozenSections[parts[0]] && (modelNameKeys[last] || modelFlags[last]):
+				nk = "" // --reward.model_name_or_path, --ref.pretrain: a model beside the one trained
 			case parts[0] == "model" && last == "flavor":
 				nk = "model_flavor"
 			case parts[0] == "trainer" && last == "devices":
@@ -1375,6 +1379,10 @@ var (
 		"pretrained_model_name_or_path", "model_id", "hf_model", "pretrained", "checkpoint", "model",
 		"restore_from_path", "backbone", "model_path", "hf_model_path", "pretrained_path")
 	algoFlags = set("algo", "algorithm", "algo_name", "rl_algo", "rl_algorithm")
+	// trainedSections name the model an RL job trains; frozenSections the
+	// models beside it that score or anchor it (OpenRLHF's sections).
+	trainedSections = set("actor", "policy", "student")
+	frozenSections  = set("reward", "rm", "reward_model", "critic", "ref", "reference", "teacher", "value", "judge")
 	// notTrainingSections hold the settings of what a job does besides
 	// training: its rollouts, evaluation and generation.
 	notTrainingSections = set("rollout", "eval", "evaluation", "val", "valid", "validation", "test", "inference",
