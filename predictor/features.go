@@ -195,7 +195,8 @@ var (
 		"use_amp": "amp", "mixed_precision": "amp", "use_fp16": "fp16", "use_bf16": "bf16", "fp8": "fp8",
 		"apex": "amp", "bf16_full_eval": "bf16", "tf32": "fp32", "bfloat16": "bf16", "pure_bf16": "bf16",
 		"use_bfloat16": "bf16", "float16": "fp16", "memory_efficient_fp16": "fp16", "memory_efficient_bf16": "bf16",
-		"enable_amp": "amp", "enable_fp16": "fp16", "enable_bf16": "bf16", "amp_enabled": "amp"}
+		"enable_amp": "amp", "enable_fp16": "fp16", "enable_bf16": "bf16", "amp_enabled": "amp",
+		"native_amp": "amp"} // timm's --native-amp
 	valuePrecision = set("precision", "mixed_precision", "dtype", "torch_dtype", "amp_dtype", "policy",
 		"dtype_policy", "mixed_precision_dtype", "compute_dtype", "param_dtype")
 	// listFlags carry several key=value settings, comma-separated.
@@ -2425,16 +2426,22 @@ func hetComponents(opts []Option) [][]Option {
 // headerGPUs reads the GPUs one job (or one component of a heterogeneous
 // job) asks for, and their type, with where each was read.
 func headerGPUs(s Script) (n int, gpusFrom, typ, typFrom string) {
-	from := ""
+	from, typFrom := "", ""
 	if g, ok := s.gresGPU(); ok {
 		n, typ, from = int(g.Count), g.Type, "#SBATCH --gres"
+		typFrom = from
 	}
 	perJob := false // --gpus counts the job's GPUs; the others a node's or a task's
 	for _, k := range []string{"--gpus", "-G", "--gpus-per-node", "--gpus-per-task"} {
 		if v, ok := s.SbatchValue(k); ok {
 			t, c := splitTypedCount(v)
 			if c > 0 {
-				n, typ, from = c, t, "#SBATCH "+k
+				if t != "" || typ == "" || c != n {
+					// --gpus-per-node=1 beside --gres=gpu:v100:1 keeps the
+					// gres's type: the same GPUs, the type said once.
+					typ, typFrom = t, "#SBATCH "+k
+				}
+				n, from = c, "#SBATCH "+k
 				perJob = k == "--gpus" || k == "-G"
 			}
 		}
@@ -2466,7 +2473,6 @@ func headerGPUs(s Script) (n int, gpusFrom, typ, typFrom string) {
 			gpusFrom += " × the nodes #SBATCH --ntasks over --ntasks-per-node gives"
 		}
 	}
-	typFrom = from
 	if typ == "" {
 		typ, typFrom = headerGPUType(s, nil) // --constraint, --partition, ... (gputype.go)
 	}

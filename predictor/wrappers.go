@@ -53,9 +53,12 @@ func peel(words []string) launch {
 			i++
 			continue
 		}
-		if unexpanded(w) && !strings.HasPrefix(w, "-") && launchAhead(words[i+1:]) {
+		if _, named := launchers[path.Base(w)]; unexpanded(w) && !strings.HasPrefix(w, "-") && launchAhead(words[i+1:]) &&
+			(!named || unexpanded(path.Base(w))) {
 			// "$PREFIX torchrun ..." ($PREFIX a wrapper the script sets in
-			// a way not followed, numactl or nsys): look past it.
+			// a way not followed, numactl or nsys): look past it. A
+			// launcher in a directory not shown ($ROOT/venv/bin/accelerate)
+			// is that launcher.
 			i++
 			continue
 		}
