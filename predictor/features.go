@@ -496,6 +496,7 @@ func readLines(r *shellReader, text string) {
 	}
 	for i := 0; i < len(lines); i++ {
 		chunk := lines[i]
+		read := false
 		for j := i; j < len(lines) && j < i+maxJoin; j++ {
 			if j > i {
 				chunk += "\n" + lines[j]
@@ -505,7 +506,18 @@ func readLines(r *shellReader, text string) {
 			}
 			if stmts, ok := parseShell(chunk); ok {
 				r.stmts(stmts)
-				i = j
+				i, read = j, true
+				break
+			}
+		}
+		if read || !r.spend(len(lines[i])/32+1) {
+			continue
+		}
+		// A line whose quote is never closed (--impl='xllm at the end of a
+		// launch): read as if it were closed at the line's end.
+		for _, q := range []string{"'", `"`} {
+			if stmts, ok := parseShell(lines[i] + q); ok {
+				r.stmts(stmts)
 				break
 			}
 		}
@@ -1488,7 +1500,8 @@ var notModels = set("singularity", "apptainer", "docker", "podman", "enroot", "s
 	"zsh", "uv", "pixi", "poetry", "conda", "mamba", "micromamba", "nvidia-smi", "python", "python3", "srun",
 	"mpirun", "torchrun", "deepspeed", "accelerate", "env", "time", "nohup", "numactl", "stdbuf", "exec", "pip",
 	"echo", "hostname", "sleep", "module", "tune", "lightning", "composer", "nsys", "ncu", "true", "none", "null",
-	"pytest", "jupyter", "tensorboard", "wandb", "huggingface-cli", "hf", "git", "cat", "tee", "run", "train")
+	"pytest", "jupyter", "tensorboard", "wandb", "huggingface-cli", "hf", "git", "cat", "tee", "run", "train",
+	"scratch", "resume", "random") // nanoGPT's --init_from=scratch: no model named
 
 // validModel reports whether a name can be a model: not an expansion the
 // script does not show, a number, a tool or a container image.

@@ -385,6 +385,10 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "accelerate", Program: "train.py", Model: "sit-l/2", ModelFrom: "flag", BatchSize: 128,
 				Unknown: []string{"gpus"}},
 		},
+		"a launch whose last quote is never closed, in a script that does not parse": {
+			script: sh(`for s in 1 2; do`, `  srun python train.py --init_from='scratch' --batch_size=1 \`, `    --dtype='float32' --impl='xllm`, `done`),
+			want:   Features{Launcher: "srun", Program: "train.py", BatchSize: 1, Precision: "fp32"},
+		},
 		"GPT-NeoX's config files in one word": {
 			script: sh(`CONFIG="configs/llama/7B.yml configs/local_setup.yml"`, `python ./deepy.py train.py "$CONFIG"`),
 			want:   Features{Launcher: "python", Program: "deepy.py", Model: "llama-7b", ModelFrom: "config"},
@@ -828,6 +832,7 @@ func TestBoundedWork(t *testing.T) {
 		"a precision switch given a value": "python train.py --fp16=auto --amp=native data/\n",
 		"a method switch given a value":    "python train.py --lora=x --gradient_checkpointing=full data/\n",
 		"lines of options":                 "python t.py\n" + strings.Repeat("--a 1 --b 2 --c 3 --d 4\n", 19000),
+		"unclosed quotes, line by line":    "for a in x; do\n" + strings.Repeat("python t.py --a='b \\\n", 3000) + "done\n",
 	}
 	for name, script := range cases {
 		t.Run(name, func(t *testing.T) {
