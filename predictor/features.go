@@ -1054,7 +1054,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 				nk = "num_nodes"
 			case parts[0] == "model" && modelFlags[last]:
 				nk = "" // model.model_type and the like say less than a name
-			case batchFlags[last] && slices.ContainsFunc(parts[:len(parts)-1], func(p string) bool { return notTrainingSections[p] }):
+			case batchFlags[last] && slices.ContainsFunc(parts[:len(parts)-1], notTrainingSection):
 				nk = "" // OpenRLHF's --rollout.micro_batch_size, --eval.batch_size: not the training batch
 			default:
 				nk = last
@@ -1406,6 +1406,16 @@ var (
 	hiddenFlags = set("hidden_size", "n_embd", "d_model", "hidden_dim", "model_dim", "dim")
 	vocabFlags  = set("vocab_size", "padded_vocab_size")
 )
+
+// notTrainingSection reports whether a section of a dotted key holds what
+// a job does besides training: rollout, eval, eval_dataset, val_loader.
+func notTrainingSection(p string) bool {
+	if notTrainingSections[p] {
+		return true
+	}
+	head, _, _ := strings.Cut(p, "_")
+	return head != p && notTrainingSections[head]
+}
 
 // isHydra reports whether a word is a Hydra/OmegaConf override:
 // key=value, section.key=value, +key=value, ++key=value, ~key.

@@ -248,6 +248,9 @@ func spelledPrefix(w string) (GPUName, bool) {
 			}
 			return g, true
 		}
+		if known && (tail == "q" || versionWord(tail)) {
+			return g, true // a queue's or a generation's mark: l40sq, t4v2
+		}
 		if known && endsInDigit && (len(tail) >= 3 && strings.Trim(tail, "abcdefghijklmnopqrstuvwxyz") == "" || tail == "nv") {
 			// a40short; a100nv, KISTI's NVLink nodes
 			return g, true

@@ -376,7 +376,7 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "torchrun", Program: "train.py", BatchSize: 4, Precision: "bf16", GPUs: 3},
 		},
 		"OpenRLHF's sections: the rollout's batch is not the training's": {
-			script: sh(`python3 -m openrlhf.cli.train_ppo_ray --rollout.micro_batch_size 16 --train.micro_batch_size 8 --rollout.batch_size 1024 --eval.batch_size 64`),
+			script: sh(`python3 -m openrlhf.cli.train_ppo_ray --rollout.micro_batch_size 16 --train.micro_batch_size 8 --rollout.batch_size 1024 --eval.batch_size 64 --eval_dataset.hf.batch_size 128`),
 			want:   Features{Launcher: "python", Program: "-m openrlhf.cli.train_ppo_ray", Model: "openrlhf", ModelFrom: "path", BatchSize: 8},
 		},
 		"a variable named for a per-GPU batch, scaled by GPUs counted at run time": {
