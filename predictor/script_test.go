@@ -226,6 +226,10 @@ func TestParseScriptArgs(t *testing.T) {
 				f.BatchSize, f.Unknown, f.Precision, c.model, c.batch, c.unknown, c.precision)
 		}
 	}
+	sourced := "#!/bin/bash\nsource ~/env.sh\nCONFIG=${1:-configs/sft_qwen3_4b.yaml}\nBS=${BATCH:-8}\npython sft.py --config $CONFIG --batch_size $BS\n"
+	if f := ParseScript(sourced).Features; f.Model != "qwen3-4b" || f.BatchSize != 0 {
+		t.Errorf("after a sourced file: model %q batch %v, want an argument's default read (qwen3-4b), a variable's not", f.Model, f.BatchSize)
+	}
 	shifted := "#!/bin/bash\nNAME=$1; shift\ntorchrun --nproc_per_node=$# train.py --model $NAME\n"
 	if f := ParseScriptArgs(shifted, []string{"gpt2-medium", "a", "b"}).Features; f.Model != "gpt2-medium" || f.GPUs != 2 {
 		t.Errorf("shift and $#: model %q GPUs %d, want gpt2-medium on 2", f.Model, f.GPUs)

@@ -1247,9 +1247,11 @@ func (r *shellReader) trim(val string, e *syntax.Expansion) string {
 }
 
 // mayBeSet reports whether an unset variable may have been set where Augur
-// cannot see: by a sourced file, or in the job's environment (SLURM_*).
+// cannot see: by a sourced file, or in the job's environment (SLURM_*). A
+// sourced file does not set the script's own arguments ($1): their
+// defaults are read as they are without one.
 func (r *shellReader) mayBeSet(name string) bool {
-	return r.sourced || strings.HasPrefix(name, "SLURM_")
+	return r.sourced && !isDigits(name) || strings.HasPrefix(name, "SLURM_")
 }
 
 // lookup returns a variable's value, whether it is set, and whether its
