@@ -964,6 +964,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	otherModel, otherFrom := "", ""     // a model's name alone under a flag no reader knows (--resnet_type resnet18)
 	outModel, outFrom := "", ""         // a sized model named by the output directory (--output ckpt/lora-qwen3vl-2b)
 	sizeWord, sizeFrom := "", ""        // --preset base, --model_size large: the size of a family the program names
+	depth, depthFrom := "", ""          // --model-variant 50, --depth 110: the depth of a ResNet the flags name
 	algoModel, algoFrom := "", ""       // an RL algorithm (--algo ppo), standing in where nothing names a model
 	standIn, standInFrom := "", ""      // a config's or Hydra experiment's name (fastspeech2.yaml), standing in likewise
 	imsPerBatch := 0.0                  // detectron2's SOLVER.IMS_PER_BATCH: the images of all GPUs together
@@ -1279,6 +1280,8 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 		case sizeFlags[nk] && sizeWord == "" && (variantWords[strings.ToLower(v)] && len(v) > 1 || isSize(strings.ToLower(v))):
 			sizeWord, sizeFrom = strings.ToLower(v), k
+		case (sizeFlags[nk] || depthFlags[nk]) && depth == "" && isDigits(v) && len(v) <= 3:
+			depth, depthFrom = v, k
 		case runVarying[nk] && outModel == "":
 			if m := familyModel(path.Base(v)); m != "" && hasSize(m) {
 				outModel, outFrom = m, k
@@ -1342,6 +1345,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 	if f.Model == "" && otherModel != "" {
 		f.Model, f.ModelFrom = otherModel, "flag"
 		f.note("model", otherFrom)
+	}
+	if depth != "" && depthFamilies[f.Model] {
+		// --model-name resnet --model-variant 50, --arch wrn --depth 28:
+		// a family of networks counted by depth, and its depth.
+		f.Model += depth
+		f.note("model", f.From["model"]+" and "+depthFrom+" "+depth)
 	}
 	if f.Model == "" && outModel != "" {
 		// Where the run is written says what it trains, but is no claim.
@@ -2153,6 +2162,14 @@ func yacsKey(w string) bool {
 
 // sizeFlags give a model's size apart from its family.
 var sizeFlags = set("size", "model_size", "preset", "variant", "model_variant", "scale", "model_scale")
+
+// depthFlags give the depth of a network counted by it; depthFamilies are
+// those networks (resnet with a depth of 50 is resnet50).
+var (
+	depthFlags    = set("depth", "model_depth", "net_depth", "arch_depth", "resnet_depth", "num_resnet_layers")
+	depthFamilies = set("resnet", "preresnet", "resnext", "wrn", "wideresnet", "wide_resnet", "densenet", "vgg",
+		"resnet_cifar", "seresnet", "pyramidnet")
+)
 
 // modelDirFlag reports whether a flag no model reader knows names where a
 // model is read from (--model_dir, --base_model_path, --llm_dir), not where

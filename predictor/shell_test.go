@@ -389,6 +389,15 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`for s in 1 2; do`, `  srun python train.py --init_from='scratch' --batch_size=1 \`, `    --dtype='float32' --impl='xllm`, `done`),
 			want:   Features{Launcher: "srun", Program: "train.py", BatchSize: 1, Precision: "fp32"},
 		},
+		"a ResNet named by its family and its depth": {
+			script: sh(`srun python main.py --model-name resnet --model-variant 50 --batch-size 256 --amp`),
+			want: Features{Launcher: "srun", Program: "main.py", Model: "resnet50", ModelFrom: "flag", BatchSize: 256,
+				Precision: "amp"},
+		},
+		"a depth flag does not size a family not counted by depth": {
+			script: sh(`python train.py --model vit --depth 12`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "vit", ModelFrom: "flag"},
+		},
 		"GPT-NeoX's config files in one word": {
 			script: sh(`CONFIG="configs/llama/7B.yml configs/local_setup.yml"`, `python ./deepy.py train.py "$CONFIG"`),
 			want:   Features{Launcher: "python", Program: "deepy.py", Model: "llama-7b", ModelFrom: "config"},
