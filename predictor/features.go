@@ -878,6 +878,10 @@ func trainingConsole(w string, args []string) int {
 		return -1
 	case len(args) > 0 && trainWord(args[0]):
 		return 1
+	case len(args) > 1 && !strings.HasPrefix(args[0], "-") && isSubcommand(args[0]) && positionalHFModel(args[1]) != "":
+		return 1 // elk elicit huggyllama/llama-13b DATA: a tool's subcommand run on a hub model
+	case len(args) > 1 && strings.HasPrefix(args[0], "-") && modelFlags[normFlag(args[0])] && positionalHFModel(args[1]) != "":
+		return -1 // vf-vllm --model Qwen/Qwen2.5-7B-Instruct: a tool run on a hub model
 	}
 	return 0
 }

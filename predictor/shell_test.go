@@ -398,6 +398,14 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python train.py --model vit --depth 12`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "vit", ModelFrom: "flag"},
 		},
+		"a tool's subcommand run on a hub model": {
+			script: sh(`elk elicit huggyllama/llama-13b imdb_misspelled`),
+			want:   Features{Launcher: "python", Program: "elk elicit", Model: "huggyllama/llama-13b", ModelFrom: "flag"},
+		},
+		"a tool that is no training run on a hub model is no launch": {
+			script: sh(`huggingface-cli download meta-llama/Llama-2-7b-hf`, `git clone org/repo`),
+			want:   Features{},
+		},
 		"GPT-NeoX's config files in one word": {
 			script: sh(`CONFIG="configs/llama/7B.yml configs/local_setup.yml"`, `python ./deepy.py train.py "$CONFIG"`),
 			want:   Features{Launcher: "python", Program: "deepy.py", Model: "llama-7b", ModelFrom: "config"},
