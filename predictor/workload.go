@@ -201,6 +201,15 @@ func trimWorkWords(name string) string {
 	// starts the name is the name (se3_diffusion, t5_train), where a
 	// counter's word (step4_tensor_parallel) or one after a cut word
 	// (train_h5) is not.
+	for k := len(words) - 2; k > 0; k-- {
+		// lofar_train_tridentnet: what is trained follows the word that
+		// says so; the words before it (a data set, a project) do not
+		// name it.
+		if trainWord(strings.ToLower(name[words[k].from:words[k].to])) {
+			words = words[k+1:]
+			break
+		}
+	}
 	named := len(words) > 0 && counter(words[0]) && !counterPrefixes[strings.TrimRightFunc(
 		strings.ToLower(name[:words[0].to]), unicode.IsDigit)]
 	for len(words) > 0 && (generic(words[0]) || counter(words[0]) && !named) {

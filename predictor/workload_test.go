@@ -73,6 +73,8 @@ func TestWorkloadWords(t *testing.T) {
 			"gcn_f10":                  "gcn",
 			"playground":               "",
 			"your_working_directory":   "",
+			"lofar_train_tridentnet":   "tridentnet",
+			"run_train_parquet":        "parquet",
 			"YourTTS":                  "YourTTS",
 			"path_to_repo":             "",
 		}},
