@@ -848,7 +848,8 @@ var consoleScripts = map[string]int{"axolotl": 1, "llamafactory-cli": 1, "litgpt
 
 // consoleModules are console scripts run as python modules, by module:
 // python -m torchtune._cli.tune run ... is tune run ....
-var consoleModules = map[string]string{"torchtune._cli.tune": "tune"}
+var consoleModules = map[string]string{"torchtune._cli.tune": "tune", "llamafactory.cli": "llamafactory-cli",
+	"axolotl.cli.train": "axolotl", "litgpt": "litgpt", "lm_eval": "lm_eval"}
 
 // moduleConsoles rewrites python -m MODULE into the console script the
 // module is.

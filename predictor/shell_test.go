@@ -398,6 +398,14 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python train.py --model vit --depth 12`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "vit", ModelFrom: "flag"},
 		},
+		"LLaMA-Factory's command line run as a python module": {
+			script: sh(`srun python -m llamafactory.cli train examples/train_lora/llama3_8b_lora_sft.yaml`),
+			want:   Features{Launcher: "srun", Program: "llamafactory-cli train", Model: "llama3-8b", ModelFrom: "config"},
+		},
+		"axolotl's trainer run as a python module": {
+			script: sh(`python -m axolotl.cli.train examples/llama-3/lora-8b.yml`),
+			want:   Features{Launcher: "python", Program: "axolotl", Model: "llama-3-8b", ModelFrom: "config"},
+		},
 		"a tool's subcommand run on a hub model": {
 			script: sh(`elk elicit huggyllama/llama-13b imdb_misspelled`),
 			want:   Features{Launcher: "python", Program: "elk elicit", Model: "huggyllama/llama-13b", ModelFrom: "flag"},
