@@ -45,7 +45,8 @@ type Script struct {
 // readings added next (a submitter read for the job it hands sbatch on
 // standard input, placeholders that name nothing, sizes run into a name
 // with a decimal point, a job name the launch's values agree with, a
-// module's own name, config files listed in one word, ViT-style sizes).
+// module's own name, config files listed in one word, ViT-style sizes,
+// depths, Hygon DCUs and GPU shards, tools run on hub models).
 const SignatureVersion = "7"
 
 // Option is one #SBATCH option.

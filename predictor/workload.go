@@ -197,10 +197,6 @@ func trimWorkWords(name string) string {
 		w := strings.ToLower(name[s.from:s.to])
 		return (s.from == 0 || !camelBoundary(name, s.from)) && counterWord(w) && !isSize(w)
 	}
-	// A counter counts runs at a name's end (gcn_f10); a short one that
-	// starts the name is the name (se3_diffusion, t5_train), where a
-	// counter's word (step4_tensor_parallel) or one after a cut word
-	// (train_h5) is not.
 	for k := len(words) - 2; k > 0; k-- {
 		// lofar_train_tridentnet: what is trained follows the word that
 		// says so; the words before it (a data set, a project) do not
@@ -210,6 +206,10 @@ func trimWorkWords(name string) string {
 			break
 		}
 	}
+	// A counter counts runs at a name's end (gcn_f10); a short one that
+	// starts the name is the name (se3_diffusion, t5_train), where a
+	// counter's word (step4_tensor_parallel) or one after a cut word
+	// (train_h5) is not.
 	named := len(words) > 0 && counter(words[0]) && !counterPrefixes[strings.TrimRightFunc(
 		strings.ToLower(name[:words[0].to]), unicode.IsDigit)]
 	for len(words) > 0 && (generic(words[0]) || counter(words[0]) && !named) {
