@@ -372,14 +372,18 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 
 // argsName reports whether a value the launch is given (after its program;
 // not a flag's name, nor a run's own name, seed, data set or environment),
-// split at '/',
-// '_', '-', '.' and '=', is name, case aside: ddppo in
+// split at '/', '_', '-', '.' and '=', is name, case aside: ddppo in
 // --config-name=pointnav/ddppo_pointnav.yaml. Only a name of five or more
 // characters, four of them letters, is taken so (gen1, ocr0 and moe name a
 // data set, a run or a method as often as a model).
 func argsName(words []string, name string) bool {
-	letters := strings.IndexFunc(name, func(r rune) bool { return r < 'a' || r > 'z' })
-	if len(name) < 5 || letters >= 0 && letters < 4 && len(strings.Trim(name, "0123456789")) < 4 || variantWords[name] {
+	letters := 0
+	for _, c := range name {
+		if c >= 'a' && c <= 'z' {
+			letters++
+		}
+	}
+	if len(name) < 5 || letters < 4 || variantWords[name] {
 		return false
 	}
 	prog := programIndex(words)
@@ -1540,7 +1544,7 @@ func placeholder(name string) bool {
 		}
 	}
 	switch n {
-	case "your", "changeme", "change_me", "todo", "placeholder", "fixme", "path_to", "xxx":
+	case "your", "changeme", "change_me", "todo", "placeholder", "fixme", "path_to":
 		return true
 	}
 	return false
