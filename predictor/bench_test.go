@@ -2,6 +2,8 @@ package predictor
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -161,4 +163,31 @@ func BenchmarkParseScript200Parts(b *testing.B) {
 			scriptFeatures(script200, nil, nil) //nolint:errcheck // the cost is the point
 		}
 	})
+}
+
+// BenchmarkParseCorpus reads every script of Augur's own corpus
+// (testdata/scripts, in the styles real sites use) once per iteration;
+// us/script is the mean cost of a first sight.
+func BenchmarkParseCorpus(b *testing.B) {
+	entries, err := os.ReadDir("testdata/scripts")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var texts []string
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); ext == ".json" || ext == ".md" || e.IsDir() {
+			continue
+		}
+		t, err := os.ReadFile(filepath.Join("testdata/scripts", e.Name()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, string(t))
+	}
+	for b.Loop() {
+		for _, t := range texts {
+			ParseScript(t)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(texts)), "us/script")
 }
