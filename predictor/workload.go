@@ -37,8 +37,8 @@ func learnedName(f Features) string {
 // words any job uses (a stage, a framework, a machine, a counter) and
 // datasets.
 func workloadName(name string) string {
-	if unexpanded(name) || strings.ContainsAny(name, "<>{}%") {
-		return "" // $SLURM_JOB_NAME, or a template's hole: <YOUR_JOB_NAME>, {exp}
+	if unexpanded(name) || strings.ContainsAny(name, "<>{}%") || placeholder(name) {
+		return "" // $SLURM_JOB_NAME, or a template's hole: <YOUR_JOB_NAME>, {exp}, your_job
 	}
 	toks := strings.FieldsFunc(name, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.'
@@ -163,6 +163,9 @@ var (
 // trainParticleTransformer is ParticleTransformer, finetune_lora_cuda_fixed
 // is nothing), keeping its middle as written.
 func trimWorkWords(name string) string {
+	if placeholder(name) {
+		return "" // YOUR_CONFIG_HERE, your_working_directory
+	}
 	type span struct{ from, to int }
 	var words []span
 	start := -1

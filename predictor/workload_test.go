@@ -73,6 +73,7 @@ func TestWorkloadWords(t *testing.T) {
 			"gcn_f10":                  "gcn",
 			"playground":               "",
 			"your_working_directory":   "",
+			"YOUR_CONFIG_HERE":         "",
 			"lofar_train_tridentnet":   "tridentnet",
 			"run_train_parquet":        "parquet",
 			"YourTTS":                  "YourTTS",
