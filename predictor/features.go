@@ -1531,8 +1531,6 @@ var notModels = set("singularity", "apptainer", "docker", "podman", "enroot", "s
 	"pytest", "jupyter", "tensorboard", "wandb", "huggingface-cli", "hf", "git", "cat", "tee", "run", "train",
 	"scratch", "resume", "random") // nanoGPT's --init_from=scratch: no model named
 
-// validModel reports whether a name can be a model: not an expansion the
-// script does not show, a number, a tool or a container image.
 // placeholder reports whether a name is one a shared script leaves for
 // its user to fill in: your_working_directory, your-model, path_to_ckpt,
 // xxx, changeme (YourTTS is a model: the word must end at "your").
@@ -1550,6 +1548,8 @@ func placeholder(name string) bool {
 	return false
 }
 
+// validModel reports whether a name can be a model: not an expansion the
+// script does not show, a number, a tool or a container image.
 func validModel(m string) bool {
 	if m == "" || unexpanded(m) || isNumber(m) || notModels[m] || strings.HasPrefix(m, "python") || isCommitHash(m) ||
 		strings.ContainsAny(m, "{}<>%") || // a template's hole: {model}, <MODEL>, %(model)s
