@@ -671,19 +671,15 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 		return
 	}
 	if opts, ok := stdinSubmission(words); ok {
-		if r.submitted == nil {
-			for _, rd := range redirs {
-				switch {
-				case (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil:
-					sub := &submission{text: r.hdoc(rd.Hdoc), opts: opts}
-					if r.nested == 0 && !r.noLines {
-						sub.line, sub.bodyLine = r.line, rd.Hdoc.Pos().Line()
-					}
-					r.submitted = sub
-				case rd.Op == syntax.WordHdoc && rd.Word != nil:
-					r.submitted = &submission{text: r.word(rd.Word), opts: opts, line: r.line}
-				}
+		if text, bodyLine, ok := r.stdin(redirs); ok && r.submitted == nil {
+			sub := &submission{text: text, opts: opts}
+			switch {
+			case bodyLine == 0: // a here-string
+				sub.line = r.line
+			case r.nested == 0 && !r.noLines: // a heredoc whose lines are the script's
+				sub.line, sub.bodyLine = r.line, bodyLine
 			}
+			r.submitted = sub
 		}
 		return // a submission runs nothing here
 	}
@@ -835,21 +831,28 @@ func (r *shellReader) readHeredoc(args []string, redirs []*syntax.Redirect) (nam
 	if name == "" {
 		return "", "", false
 	}
-	for _, rd := range redirs {
-		switch {
-		case (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil:
-			text, ok = r.hdoc(rd.Hdoc), true
-		case rd.Op == syntax.WordHdoc && rd.Word != nil:
-			text, ok = r.word(rd.Word), true
-		}
-	}
-	if !ok {
+	if text, _, ok = r.stdin(redirs); !ok {
 		return "", "", false
 	}
 	if !whole {
 		text, _, _ = strings.Cut(text, "\n")
 	}
 	return name, strings.TrimRight(text, "\n"), true
+}
+
+// stdin returns what a command reads on its standard input from the last
+// heredoc or here-string it is given, expanded, with the line a heredoc's
+// body starts on (0 for a here-string).
+func (r *shellReader) stdin(redirs []*syntax.Redirect) (text string, bodyLine uint, ok bool) {
+	for i := len(redirs) - 1; i >= 0; i-- {
+		switch rd := redirs[i]; {
+		case (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil:
+			return r.hdoc(rd.Hdoc), rd.Hdoc.Pos().Line(), true
+		case rd.Op == syntax.WordHdoc && rd.Word != nil:
+			return r.word(rd.Word), 0, true
+		}
+	}
+	return "", 0, false
 }
 
 // runFile reads a file the script wrote: sourced (its variables stay) or
