@@ -377,13 +377,7 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 // characters, four of them letters, is taken so (gen1, ocr0 and moe name a
 // data set, a run or a method as often as a model).
 func argsName(words []string, name string) bool {
-	letters := 0
-	for _, c := range name {
-		if c >= 'a' && c <= 'z' {
-			letters++
-		}
-	}
-	if len(name) < 5 || letters < 4 || variantWords[name] {
+	if len(name) < 5 || lowerLetters(name) < 4 || variantWords[name] {
 		return false
 	}
 	prog := programIndex(words)
@@ -1548,11 +1542,15 @@ func placeholder(name string) bool {
 	return false
 }
 
+// templateHole reports whether a name holds a template's hole, left for a
+// tool or a person to fill: {model}, <MODEL>, %(model)s, <YOUR_JOB_NAME>.
+func templateHole(s string) bool { return strings.ContainsAny(s, "{}<>%") }
+
 // validModel reports whether a name can be a model: not an expansion the
 // script does not show, a number, a tool or a container image.
 func validModel(m string) bool {
 	if m == "" || unexpanded(m) || isNumber(m) || notModels[m] || strings.HasPrefix(m, "python") || isCommitHash(m) ||
-		strings.ContainsAny(m, "{}<>%") || // a template's hole: {model}, <MODEL>, %(model)s
+		templateHole(m) ||
 		isBoolWord(m) || variantWords[m] || isSize(m) || // pretrained=False, model=small: a switch or a size, no model
 		placeholder(path.Base(m)) {
 		return false
@@ -2337,9 +2335,12 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 		// The module's own name, its last (-m src.hrnet_train), only where
 		// no package names the project: -m focalpose.scripts.run_pose_training
 		// is focalpose.
-		pkgs := append(strings.Split(module, "/"), stem)
-		for i := len(pkgs) - 2; i >= -1; i-- {
-			p := pkgs[(i+len(pkgs))%len(pkgs)] // the packages deepest first, then the module's name
+		pkgs := strings.Split(module, "/")
+		for i := len(pkgs) - 1; i >= -1; i-- {
+			p := stem // the packages deepest first, then the module's name
+			if i >= 0 {
+				p = pkgs[i]
+			}
 			if !codeDirs[p] && !genericPrograms[p] {
 				if t := trimWorkWords(p); t != "" {
 					return t, "path", "program " + program
@@ -2475,7 +2476,7 @@ func hetComponents(opts []Option) [][]Option {
 // headerGPUs reads the GPUs one job (or one component of a heterogeneous
 // job) asks for, and their type, with where each was read.
 func headerGPUs(s Script) (n int, gpusFrom, typ, typFrom string) {
-	from, typFrom := "", ""
+	from := ""
 	if g, ok := s.gresGPU(); ok {
 		n, typ, from = int(g.Count), g.Type, "#SBATCH --gres"
 		typFrom = from

@@ -37,7 +37,7 @@ func learnedName(f Features) string {
 // words any job uses (a stage, a framework, a machine, a counter) and
 // datasets.
 func workloadName(name string) string {
-	if unexpanded(name) || strings.ContainsAny(name, "<>{}%") || placeholder(name) {
+	if unexpanded(name) || templateHole(name) || placeholder(name) {
 		return "" // $SLURM_JOB_NAME, or a template's hole: <YOUR_JOB_NAME>, {exp}, your_job
 	}
 	toks := strings.FieldsFunc(name, func(r rune) bool {
@@ -72,13 +72,7 @@ func patchVariant(t string) bool {
 // or more characters, two of them letters, and none of the words any job
 // uses.
 func projectWord(t string) bool {
-	letters := 0
-	for _, c := range t {
-		if c >= 'a' && c <= 'z' {
-			letters++
-		}
-	}
-	if len(t) < 3 || letters < 2 || counterWord(t) || isSize(t) || versionWord(t) {
+	if len(t) < 3 || lowerLetters(t) < 2 || counterWord(t) || isSize(t) || versionWord(t) {
 		return false
 	}
 	if rest, ok := strings.CutPrefix(t, "my"); ok && rest != "" && !projectWord(rest) {
@@ -86,6 +80,17 @@ func projectWord(t string) bool {
 	}
 	return !genericPrograms[t] && !stemWords[t] && !jobWords[t] && !pathWords[t] && !codeDirs[t] &&
 		!variantWords[t] && validModel(t) && len(ReadGPUNames(t)) == 0
+}
+
+// lowerLetters counts the letters a to z in a name.
+func lowerLetters(s string) int {
+	n := 0
+	for _, c := range s {
+		if c >= 'a' && c <= 'z' {
+			n++
+		}
+	}
+	return n
 }
 
 // counterWord reports whether a word counts runs or settings rather than
