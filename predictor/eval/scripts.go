@@ -148,6 +148,22 @@ func LoadLabels(dir fs.FS) (map[string]Label, error) {
 	return labels, nil
 }
 
+// ScriptFiles lists the scripts of a corpus directory: its regular files
+// but hidden ones, labels.json and notes (.json, .md).
+func ScriptFiles(dir fs.FS) ([]string, error) {
+	entries, err := fs.ReadDir(dir, ".")
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries {
+		if ext := path.Ext(e.Name()); e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && ext != ".json" && ext != ".md" {
+			files = append(files, e.Name())
+		}
+	}
+	return files, nil
+}
+
 // EvalScripts reads every labelled script of dir, scores its features
 // against its label and runs predict on it. Scripts without a label, and
 // labels without a script, are errors: a corpus must say what it holds.
@@ -156,15 +172,9 @@ func EvalScripts(dir fs.FS, predict Predict) (ScriptsReport, error) {
 	if err != nil {
 		return ScriptsReport{}, err
 	}
-	entries, err := fs.ReadDir(dir, ".")
+	files, err := ScriptFiles(dir)
 	if err != nil {
 		return ScriptsReport{}, err
-	}
-	var files []string
-	for _, e := range entries {
-		if ext := path.Ext(e.Name()); e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && ext != ".json" && ext != ".md" {
-			files = append(files, e.Name())
-		}
 	}
 	if len(files) == 0 {
 		return ScriptsReport{}, ErrNoScripts

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -147,7 +147,8 @@ func evalScripts(dir string, verbose, asJSON bool) error {
 // of a few reads, and the spread of those over the scripts, by length.
 // A timing on a shared machine, for the reader to weigh; no verdict.
 func timeScripts(dir string) error {
-	entries, err := os.ReadDir(dir)
+	fsys := os.DirFS(dir)
+	files, err := eval.ScriptFiles(fsys)
 	if err != nil {
 		return err
 	}
@@ -156,11 +157,8 @@ func timeScripts(dir string) error {
 		lines int
 	}
 	var ts []timed
-	for _, e := range entries {
-		if ext := filepath.Ext(e.Name()); !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") || ext == ".json" || ext == ".md" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+	for _, name := range files {
+		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return err
 		}
