@@ -24,8 +24,8 @@ if [[ -f "$SLURM_CONF" ]] && pid_alive "$D/run/slurmctld.pid" slurmctld &&
 	fi
 fi
 
-stop_pid "$D/run/slurmd.pid" slurmd
-stop_pid "$D/run/slurmctld.pid" slurmctld
+stop_daemon "$D/run/slurmd.pid" slurmd
+stop_daemon "$D/run/slurmctld.pid" slurmctld
 stop_pid "$D/run/augurd.pid" augurd
 stop_pid "$D/run/augur-node.pid" augur-node
 

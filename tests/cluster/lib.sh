@@ -104,6 +104,54 @@ stop_pid() {
 	rm -f "$pidfile"
 }
 
+# cluster_pids PIDFILE NAME: the live NAME processes of this cluster: the
+# one PIDFILE names and every other whose environment holds this cluster's
+# SLURM_CONF. A pid file alone can be stale: from 23.11 on, `scontrol
+# reconfigure` makes slurmctld start its successor and exit, and the
+# successor's pid reaches the file only once it has started.
+cluster_pids() {
+	local name="$2" named pid env
+	named="$(read_pid "$1")"
+	[[ -n "$named" ]] && proc_alive "$named" "$name" && echo "$named"
+	for env in /proc/[0-9]*/environ; do
+		pid="${env#/proc/}"
+		pid="${pid%/environ}"
+		[[ "$pid" == "$named" ]] && continue
+		proc_alive "$pid" "$name" || continue
+		if tr '\0' '\n' 2>/dev/null <"$env" | grep -qxF "SLURM_CONF=$SLURM_CONF"; then
+			echo "$pid"
+		fi
+	done
+	return 0
+}
+
+# stop_daemon PIDFILE NAME: stop every NAME process of this cluster
+# (cluster_pids): TERM, then KILL after 5 s. Never fails.
+stop_daemon() {
+	local pidfile="$1" name="$2" pids pid i alive
+	mapfile -t pids < <(cluster_pids "$pidfile" "$name")
+	if ((${#pids[@]} == 0)); then
+		rm -f "$pidfile"
+		return 0
+	fi
+	log "stopping $name (pid ${pids[*]})"
+	kill -TERM "${pids[@]}" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		alive=()
+		for pid in "${pids[@]}"; do
+			proc_alive "$pid" "$name" && alive+=("$pid")
+		done
+		((${#alive[@]} == 0)) && break
+		sleep 0.1
+	done
+	if ((${#alive[@]} > 0)); then
+		log "$name did not stop after 5 s; sending KILL to ${alive[*]}"
+		kill -KILL "${alive[@]}" 2>/dev/null || true
+		sleep 0.2
+	fi
+	rm -f "$pidfile"
+}
+
 # ---------------------------------------------------------------- augurd
 
 augurd_bin() { echo "${AUGUR_TEST_AUGURD_BIN:-${AUGUR_BIN:-$REPO/bin}/augurd}"; }
@@ -188,8 +236,9 @@ node_agent_signal() {
 
 # slurmctld_start [ARGS...]: start slurmctld (daemonised) with extra ARGS.
 slurmctld_start() {
-	local pidfile="$CLUSTER_DIR/run/slurmctld.pid"
-	pid_alive "$pidfile" slurmctld && die "slurmctld already running (pid $(cat "$pidfile"))"
+	local pidfile="$CLUSTER_DIR/run/slurmctld.pid" running
+	running="$(cluster_pids "$pidfile" slurmctld | tr '\n' ' ')"
+	[[ -z "$running" ]] || die "slurmctld already running (pid ${running% })"
 	rm -f "$pidfile"
 	log "starting slurmctld${*:+ $*}"
 	# Without -D slurmctld checks its config, forks and returns; its own

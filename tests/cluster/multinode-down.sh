@@ -31,7 +31,7 @@ if cluster_init "${1:-$REPO/tests/.cluster-multi}" 2>/dev/null; then
 	for n in "${MN_NODES[@]}"; do
 		stop_pid "$D/run/slurmd-$n.pid" slurmd
 	done
-	stop_pid "$D/run/slurmctld.pid" slurmctld
+	stop_daemon "$D/run/slurmctld.pid" slurmctld
 	stop_pid "$D/run/augurd.pid" augurd
 	for n in "${MN_NODES[@]}"; do
 		mn_agent_stop "$n"

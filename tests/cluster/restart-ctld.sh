@@ -9,7 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cluster_init "${1:-}"
 [[ -f "$SLURM_CONF" ]] || die "$SLURM_CONF missing: run up.sh first"
 
-stop_pid "$CLUSTER_DIR/run/slurmctld.pid" slurmctld
+stop_daemon "$CLUSTER_DIR/run/slurmctld.pid" slurmctld
 # shellcheck disable=SC2119 # no -c: keep the saved state
 slurmctld_start
 wait_ctld 30

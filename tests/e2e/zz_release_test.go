@@ -9,13 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/augur-hpc/augur/tests/clustertest"
 )
 
 // TestPluginFromAnotherRelease: Slurm was upgraded under Augur, and the
@@ -107,27 +103,13 @@ func TestPluginFromAnotherRelease(t *testing.T) {
 	}
 }
 
-// stopCtld stops the cluster's slurmctld (its saved state stays).
+// stopCtld stops the cluster's slurmctld (its saved state stays) through
+// stop-ctld.sh, which finds it by its environment as well as its pid file:
+// an earlier `scontrol reconfigure` can leave the file naming the process
+// that handed over to a successor.
 func (c *cluster) stopCtld(t testing.TB) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.Dir, "run", "slurmctld.pid"))
-	if err != nil {
-		t.Fatal(err)
+	if out, err := c.Script("stop-ctld.sh"); err != nil {
+		t.Fatalf("stop-ctld.sh: %v\n%s", err, out)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	clustertest.WaitFor(t, 30*time.Second, "slurmctld to stop", func() bool {
-		// A zombie counts as stopped: pid 1 of a container may not reap.
-		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-		if err != nil {
-			return true
-		}
-		_, rest, _ := strings.Cut(string(stat), ") ")
-		return strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "X")
-	})
 }
