@@ -1210,7 +1210,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 			if m := familyModel(v); m != "" && configModel == "" {
 				configModel, configFrom = m, k+" "+v
 			}
-		case hfModel == "" && !dataFlag(nk) && (looksLikeHFName(v) || modelDirFlag(nk) && strings.Contains(v, "/")) &&
+		case hfModel == "" && !dataFlag(nk) && !besideModel(nk) && (looksLikeHFName(v) || modelDirFlag(nk) && strings.Contains(v, "/")) &&
 			!isConfigFile(v) && weightsExt(v) == "" &&
 			!bareFamily(familyModel(path.Base(v))) && familyModel(path.Base(v)) != "" && validModel(normModel(v)):
 			// --base Qwen/Qwen2.5-7B-Instruct: a Hugging Face id of a model
@@ -1732,6 +1732,17 @@ func familyModel(s string) string {
 		} else if j+1 < len(toks) && versionWord(toks[j]) && (isSize(toks[j+1]) || variantWords[toks[j+1]]) {
 			fam += "-" + toks[j] // deepseek_v3_1b, yolo_v8_l
 			j++
+		} else if fam == "deepseek" && j < len(toks) && (toks[j] == "r1" || versionWord(toks[j])) {
+			// DeepSeek names its releases with a word (deepseek-v3,
+			// deepseek-r1), and R1's distillations run on into the student
+			// trained: deepseek-r1-distill-qwen-1.5b.
+			fam += "-" + toks[j]
+			j++
+			if j+1 < len(toks) && toks[j] == "distill" {
+				if student := familyModel(strings.Join(toks[j+1:], "-")); student != "" && !bareFamily(student) {
+					return fam + "-distill-" + student
+				}
+			}
 		}
 		if j+1 < len(toks) && modelKinds[toks[j]] && isSize(toks[j+1]) {
 			fam += "-" + toks[j] // qwen2.5-vl-3b, qwen2.5-coder-7b
@@ -2185,13 +2196,23 @@ func modelDirFlag(nk string) bool {
 	if !strings.Contains(nk, "model") && !strings.Contains(nk, "llm") || runVarying[nk] {
 		return false
 	}
-	for _, w := range []string{"out", "save", "export", "ckpt", "checkpoint", "log", "cache",
-		"teacher", "reward", "critic", "judge", "draft", "embed", "token"} { // another model beside the one trained
+	for _, w := range []string{"out", "save", "export", "ckpt", "checkpoint", "log", "cache", "embed", "token"} {
 		if strings.Contains(nk, w) {
 			return false
 		}
 	}
-	return true
+	return !besideModel(nk)
+}
+
+// besideModel reports whether a flag names another model beside the one
+// trained: --teacher, --reward_model, --critic_path, --judge, --draft_model.
+func besideModel(nk string) bool {
+	for _, w := range []string{"teacher", "reward", "critic", "judge", "draft"} {
+		if strings.Contains(nk, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // dtypeSwitch reads the precision a switch's name turns on: a word of it

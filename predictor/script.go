@@ -46,8 +46,12 @@ type Script struct {
 // standard input, placeholders that name nothing, sizes run into a name
 // with a decimal point, a job name the launch's values agree with, a
 // module's own name, config files listed in one word, ViT-style sizes,
-// depths, Hygon DCUs and GPU shards, tools run on hub models).
-const SignatureVersion = "7"
+// depths, Hygon DCUs and GPU shards, tools run on hub models); 8 a
+// script's own option loops (while/case/shift, getopts) run with the
+// submission's arguments, and without them the defaults standing,
+// ${v#*=}-style trims, DeepSeek's release names, and a teacher's or
+// reward model's hub id never taken for the model trained.
+const SignatureVersion = "8"
 
 // Option is one #SBATCH option.
 type Option struct {

@@ -113,6 +113,10 @@ type shellReader struct {
 	// submitted is the first job the script submits on sbatch's standard
 	// input (sbatch <<EOF ... EOF); nil when it submits none so.
 	submitted *submission
+	// loops counts the argument loops being run (argLoop), where break
+	// is followed; broke says one was taken.
+	loops int
+	broke bool
 }
 
 // submission is a job script a script hands sbatch on its standard input,
@@ -179,7 +183,7 @@ func (r *shellReader) readText(text string, prefix []string) {
 
 func (r *shellReader) stmts(ss []*syntax.Stmt) {
 	for _, s := range ss {
-		if !r.spend(1) {
+		if !r.spend(1) || r.broke {
 			return
 		}
 		r.stmt(s)
@@ -201,6 +205,13 @@ func (r *shellReader) stmt(s *syntax.Stmt) {
 	case *syntax.Subshell:
 		r.subshell(func() { r.stmts(c.Stmts) })
 	case *syntax.IfClause:
+		if r.loops > 0 {
+			// In an argument loop the arguments are known: an if over
+			// them is decided as bash decides it.
+			if r.decided(c) {
+				return
+			}
+		}
 		r.stmts(c.Cond)
 		var branches []func()
 		for e := c; e != nil; e = e.Else {
@@ -215,6 +226,10 @@ func (r *shellReader) stmt(s *syntax.Stmt) {
 		}
 		r.branches(branches)
 	case *syntax.WhileClause:
+		if kind := argLoop(c); kind != notArgLoop {
+			r.argLoop(c, kind)
+			return
+		}
 		r.stmts(c.Cond)
 		r.stmts(c.Do)
 	case *syntax.ForClause:
@@ -357,9 +372,19 @@ func (r *shellReader) branches(bs []func()) {
 	}
 	type result map[string]*shVar // nil: unset
 	var results []result
+	// A break or shift in one branch is not the others': each starts from
+	// the same arguments; afterwards the loop stops where every branch
+	// broke, and moves on as far as the branch that shifted most.
+	args, rest := r.args, r.args
+	broke := true
 	for _, b := range bs {
 		mark := r.begin()
+		r.args, r.broke = args, false
 		b()
+		broke = broke && r.broke
+		if len(r.args) < len(rest) {
+			rest = r.args
+		}
 		res := result{}
 		for _, u := range r.log[mark:] {
 			if v, ok := r.vars[u.name]; ok {
@@ -371,6 +396,7 @@ func (r *shellReader) branches(bs []func()) {
 		r.rollback(mark)
 		results = append(results, res)
 	}
+	r.args, r.broke = rest, broke && r.loops > 0
 	done := map[string]bool{}
 	for _, res := range results {
 		for k := range res {
@@ -622,6 +648,9 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 				}
 			}
 		}
+		return
+	case "break":
+		r.broke = r.loops > 0
 		return
 	case "shift":
 		n := 1
@@ -1216,25 +1245,46 @@ func (r *shellReader) param(pe *syntax.ParamExp) string {
 func (r *shellReader) trim(val string, e *syntax.Expansion) string {
 	pat := r.word(e.Word)
 	if strings.ContainsAny(pat, "*?[") {
-		switch {
-		case (e.Op == syntax.RemSmallSuffix || e.Op == syntax.RemLargeSuffix) && strings.HasPrefix(pat, "*") && !strings.ContainsAny(pat[1:], "*?["):
-			sep := pat[1:]
-			if i := strings.LastIndex(val, sep); e.Op == syntax.RemSmallSuffix && i >= 0 {
-				return val[:i]
-			} else if i := strings.Index(val, sep); e.Op == syntax.RemLargeSuffix && i >= 0 {
-				return val[:i]
-			}
-			return val
-		case (e.Op == syntax.RemSmallPrefix || e.Op == syntax.RemLargePrefix) && strings.HasSuffix(pat, "*") && !strings.ContainsAny(pat[:len(pat)-1], "*?["):
-			sep := pat[:len(pat)-1]
-			if i := strings.Index(val, sep); e.Op == syntax.RemSmallPrefix && i >= 0 {
-				return val[i+len(sep):]
-			} else if i := strings.LastIndex(val, sep); e.Op == syntax.RemLargePrefix && i >= 0 {
-				return val[i+len(sep):]
-			}
-			return val
+		// One * at either end of a literal: ${1#*=} (after the first =),
+		// ${p##*/} (the base name), ${f%.*} (before the last dot),
+		// ${v%%/*} (before the first /), ${f%*.yaml} and ${v#--*}.
+		small := e.Op == syntax.RemSmallPrefix || e.Op == syntax.RemSmallSuffix
+		prefix := e.Op == syntax.RemSmallPrefix || e.Op == syntax.RemLargePrefix
+		suffix := e.Op == syntax.RemSmallSuffix || e.Op == syntax.RemLargeSuffix
+		lead, trail := strings.HasPrefix(pat, "*"), strings.HasSuffix(pat, "*")
+		sep := strings.TrimSuffix(strings.TrimPrefix(pat, "*"), "*")
+		if (!prefix && !suffix) || lead == trail || sep == "" || strings.ContainsAny(sep, "*?[") {
+			return unknownWord("?")
 		}
-		return unknownWord("?")
+		switch {
+		case prefix && lead: // *sep: through the first (small) or last sep
+			i := strings.Index(val, sep)
+			if !small {
+				i = strings.LastIndex(val, sep)
+			}
+			if i >= 0 {
+				return val[i+len(sep):]
+			}
+		case suffix && trail: // sep*: from the last (small) or first sep
+			i := strings.LastIndex(val, sep)
+			if !small {
+				i = strings.Index(val, sep)
+			}
+			if i >= 0 {
+				return val[:i]
+			}
+		case prefix && strings.HasPrefix(val, sep): // sep*: the sep alone, or everything
+			if small {
+				return val[len(sep):]
+			}
+			return ""
+		case suffix && strings.HasSuffix(val, sep): // *sep
+			if small {
+				return val[:len(val)-len(sep)]
+			}
+			return ""
+		}
+		return val
 	}
 	switch e.Op {
 	case syntax.RemSmallSuffix, syntax.RemLargeSuffix:

@@ -908,3 +908,42 @@ func TestPlaceholders(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimPatterns: ${v#pat}, ${v##pat}, ${v%pat} and ${v%%pat} with one *
+// at either end of a literal, as bash removes them.
+func TestTrimPatterns(t *testing.T) {
+	cases := map[string]string{
+		`${V#*=}`:      "b=c",
+		`${V##*=}`:     "c",
+		`${P##*/}`:     "llama-2-7b.yaml",
+		`${P#*/}`:      "work/configs/llama-2-7b.yaml",
+		`${P%/*}`:      "/work/configs",
+		`${P%%/*}`:     "",
+		`${P%.*}`:      "/work/configs/llama-2-7b",
+		`${P%*.yaml}`:  "/work/configs/llama-2-7b",
+		`${V#--*}`:     "bs=b=c",
+		`${V##--*}`:    "",
+		`${V#x*}`:      "--bs=b=c",
+		`${P%[0-9]*}`:  "${?}",
+		`${P#*/*/}`:    "${?}",
+		`${V%=*}`:      "--bs=b",
+		`${V%%=*}`:     "--bs",
+		`${V%%zz*}`:    "--bs=b=c",
+		`${V#*zz}`:     "--bs=b=c",
+		`${V%%*}`:      "${?}",
+		`${V#"--bs="}`: "b=c",
+	}
+	for expr, want := range cases {
+		r := newShellReader(func(command) {})
+		r.setVar("V", shVar{vals: []string{"--bs=b=c"}})
+		r.setVar("P", shVar{vals: []string{"/work/configs/llama-2-7b.yaml"}})
+		stmts, ok := parseShell("X=" + expr)
+		if !ok {
+			t.Fatalf("%s does not parse", expr)
+		}
+		r.stmts(stmts)
+		if got := r.vars["X"]; len(got.vals) != 1 || got.vals[0] != want {
+			t.Errorf("%s = %v, want %q", expr, got.vals, want)
+		}
+	}
+}

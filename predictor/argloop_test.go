@@ -1,0 +1,111 @@
+package predictor
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestArgumentLoops: a script's own options loop (while/case/shift,
+// getopts, while true with break) read with the submission's arguments
+// as bash would run it, and without them as submitted with none: the
+// defaults stand.
+func TestArgumentLoops(t *testing.T) {
+	shiftLoop := sh(`#SBATCH --gres=gpu:4`,
+		`MODEL="Qwen/Qwen2.5-3B-Instruct"`, `BATCH_SIZE=4`, `PRECISION=bf16`,
+		`while [[ $# -gt 0 ]]; do`,
+		`  case $1 in`,
+		`    --model) MODEL="$2"; shift 2 ;;`,
+		`    --batch-size) BATCH_SIZE="$2"`, `      shift 2`, `      ;;`,
+		`    --fp16) PRECISION=fp16; shift ;;`,
+		`    *) echo "Unknown option: $1"; exit 1 ;;`,
+		`  esac`,
+		`done`,
+		`accelerate launch --num_processes 4 train.py --model_name_or_path $MODEL --per_device_train_batch_size $BATCH_SIZE --mixed_precision $PRECISION`)
+	getoptsLoop := sh(`#SBATCH --gres=gpu:a100:2`,
+		`model=resnet50; bs=128; amp=""`,
+		`while getopts ":m:b:ah" opt; do`,
+		`  case $opt in`,
+		`    m) model=$OPTARG ;;`,
+		`    b) bs=$OPTARG ;;`,
+		`    a) amp=--amp ;;`,
+		`    h) echo "usage: $0 [-m model] [-b batch] [-a]"; exit 0 ;;`,
+		`  esac`,
+		`done`,
+		`shift $((OPTIND-1))`,
+		`torchrun --nproc_per_node 2 train.py --model $model --batch-size $bs $amp`)
+	breakLoop := sh(`#SBATCH --gpus=1`,
+		`BS=16; CFG=configs/llama2-7b.yaml`,
+		`while true; do`,
+		`  case "$1" in`,
+		`    -b|--bs) BS=$2; shift 2 ;;`,
+		`    -c) CFG=$2; shift 2 ;;`,
+		`    --) shift; break ;;`,
+		`    *) break ;;`,
+		`  esac`,
+		`done`,
+		`python finetune.py --config $CFG --batch_size $BS "$@"`)
+	arithLoop := sh(`#SBATCH --gres=gpu:1`, `BS=32`,
+		`while (( "$#" )); do`, `  if [ "$1" = "--bs" ]; then BS=$2; shift; fi`, `  shift`, `done`,
+		`python train.py --model vit_b_16 --batch-size $BS`)
+	inFunction := sh(`#SBATCH --gres=gpu:1`, `BS=8`,
+		`parse() {`, `  while [ $# -gt 0 ]; do`, `    case $1 in --bs=*) BS=${1#*=} ;; esac`, `    shift`, `  done`, `}`,
+		`parse --bs=24 --seed 3`,
+		`python train.py --model gpt2 --batch_size $BS`)
+	cases := []struct {
+		name, script string
+		args         []string
+		model        string
+		batch        float64
+		precision    string
+	}{
+		{"shift loop, arguments not known: the defaults", shiftLoop, nil, "qwen/qwen2.5-3b-instruct", 4, "bf16"},
+		{"shift loop, no arguments", shiftLoop, []string{}, "qwen/qwen2.5-3b-instruct", 4, "bf16"},
+		{"shift loop, options given", shiftLoop, []string{"--batch-size", "8", "--model", "meta-llama/Llama-3.1-8B", "--fp16"},
+			"meta-llama/llama-3.1-8b", 8, "fp16"},
+		{"getopts, arguments not known", getoptsLoop, nil, "resnet50", 128, ""},
+		{"getopts, grouped and attached options", getoptsLoop, []string{"-am", "convnext_tiny", "-b64"}, "convnext_tiny", 64, "amp"},
+		{"getopts stops at the first word that is not an option", getoptsLoop, []string{"-b", "64", "extra", "-m", "vit_b_16"}, "resnet50", 64, ""},
+		{"while true, break at the first other word", breakLoop, []string{"--bs", "4", "--", "--bf16"}, "llama2-7b", 4, "bf16"},
+		{"while true, arguments not known", breakLoop, nil, "llama2-7b", 16, ""},
+		{"(( $# )) with a shift in an if", arithLoop, []string{"--bs", "256", "--other"}, "vit_b_16", 256, ""},
+		{"a function's own loop over the arguments it is called with", inFunction, nil, "gpt2", 24, ""},
+	}
+	for _, c := range cases {
+		f := ParseScriptArgs(c.script, c.args).Features
+		if f.Model != c.model || f.BatchSize != c.batch || f.Precision != c.precision {
+			t.Errorf("%s: model %q batch %v precision %q (unknown %v); want %q %v %q", c.name, f.Model, f.BatchSize,
+				f.Precision, f.Unknown, c.model, c.batch, c.precision)
+		}
+	}
+}
+
+// TestArgumentLoopsBounded: loops that never end in bash (no shift taken,
+// a condition never false) and huge argument lists end, and a loop that
+// is not over the arguments is read as before: its body once.
+func TestArgumentLoopsBounded(t *testing.T) {
+	noShift := sh(`BS=2`, `while [[ $# -gt 0 ]]; do`, `  case $1 in --bs) BS=$2 ;; esac`, `  [ -n "$X" ] && shift`, `done`,
+		`python train.py --model gpt2 --batch_size $BS`)
+	if f := ParseScriptArgs(noShift, []string{"--bs", "12"}).Features; f.Model != "gpt2" {
+		t.Errorf("a loop that does not shift: model %q, want gpt2", f.Model)
+	}
+	many := make([]string, 0, MaxScriptArgs)
+	for len(many) < MaxScriptArgs {
+		many = append(many, "--bs", "7")
+	}
+	script := sh(`BS=2`, `while [ "$#" -ne 0 ]; do`, `  case $1 in --bs) BS=$2; shift ;; esac`, `  shift`, `done`,
+		`python train.py --model gpt2 --batch_size $BS`)
+	if f := ParseScriptArgs(script, many).Features; f.BatchSize != 7 {
+		t.Errorf("%d arguments: batch %v, want 7", len(many), f.BatchSize)
+	}
+	retry := sh(`n=0`, `while [ $n -lt 3 ]; do`, `  srun python train.py --model resnet18 --batch-size 64 && break`, `  n=$((n+1))`, `done`)
+	if f := ParseScript(retry).Features; f.Model != "resnet18" || f.BatchSize != 64 {
+		t.Errorf("a retry loop: model %q batch %v, want its body read once", f.Model, f.BatchSize)
+	}
+	if got := getopts("m:b", []string{"-m"}); !slices.Equal(got, []getopt{{name: "m"}}) {
+		t.Errorf("getopts with a missing argument: %v", got)
+	}
+	if got := getopts(":x", strings.Fields("-y -x")); !slices.Equal(got, []getopt{{name: "?"}, {name: "x"}}) {
+		t.Errorf("getopts with an option it does not list: %v", got)
+	}
+}
