@@ -6,6 +6,20 @@ import (
 	"testing"
 )
 
+// FuzzParseScriptArgs: any script run with any arguments (one per line of
+// args) gives a signature and never panics or loops for ever.
+func FuzzParseScriptArgs(f *testing.F) {
+	f.Add(sh(`B=1`, `while [[ $# -gt 0 ]]; do case $1 in -b) B=$2; shift 2;; *) break;; esac; done`, `python t.py --batch_size $B`), "-b\n8\nx")
+	f.Add(sh(`while getopts ":m:b:a" o; do case $o in m) M=$OPTARG;; esac; done`, `python t.py --model $M`), "-am\nresnet50\n-b")
+	f.Add(sh(`while (( $# )); do if [ "$1" = x ]; then shift; fi; shift; done`, `f() { while true; do shift || break; done; }`, `f a b`), "x\n\n--")
+	f.Add(sh(`V=${1#*=}; P=${2##*/}; python ${V%.*} ${P%%-*}`), "--a=b.c\n/x/y-z")
+	f.Fuzz(func(t *testing.T, s, args string) {
+		if sig := ParseScriptArgs(s, strings.Split(args, "\n")).Signature; len(sig) != 24 {
+			t.Fatalf("signature %q", sig)
+		}
+	})
+}
+
 // TestArgumentLoops: a script's own options loop (while/case/shift,
 // getopts, while true with break) read with the submission's arguments
 // as bash would run it, and without them as submitted with none: the
