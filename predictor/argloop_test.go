@@ -123,3 +123,30 @@ func TestArgumentLoopsBounded(t *testing.T) {
 		t.Errorf("getopts with an option it does not list: %v", got)
 	}
 }
+
+// TestDecidedIf: an if whose conditions test known words takes the branch
+// bash takes; one on a file, a command or a value the script does not
+// show keeps what its branches agree on.
+func TestDecidedIf(t *testing.T) {
+	cases := []struct {
+		name, script string
+		launcher     string
+		batch        float64
+	}{
+		{"one GPU: python, not torchrun", sh(`#SBATCH --gres=gpu:1`, `NGPU=1`,
+			`if [ "$NGPU" -gt 1 ]; then torchrun --nproc_per_node=$NGPU train.py --bs 8; else python train.py --bs 16; fi`), "python", 16},
+		{"an elif over a known dataset", sh(`DATASET=imagenet`, `if [[ $DATASET == cifar10 ]]; then BS=512`,
+			`elif [[ $DATASET == imagenet && -n $DATASET ]]; then BS=256`, `else BS=64; fi`, `python train.py --model resnet50 --batch-size $BS`), "python", 256},
+		{"|| of tests, one settling it", sh(`A=x`, `if [ "$A" = x ] || [ -f /nope ]; then BS=4; else BS=9; fi`, `python train.py --model gpt2 --batch_size $BS`), "python", 4},
+		{"a file test is not decided", sh(`if [ -f ckpt.pt ]; then BS=4; else BS=8; fi`, `python train.py --model gpt2 --batch_size $BS`), "python", 0},
+		{"the environment's variable is not known", sh(`if [ "$BIG" = 1 ]; then BS=4; else BS=8; fi`, `python train.py --model gpt2 --batch_size $BS`), "python", 0},
+		{"several commands are not decided", sh(`A=1`, `if cd /tmp; [ "$A" = 1 ]; then BS=4; else BS=8; fi`, `python train.py --model gpt2 --batch_size $BS`), "python", 0},
+		{"negated", sh(`A=1`, `if ! (( A > 0 )); then BS=4; else BS=8; fi`, `python train.py --model gpt2 --batch_size $BS`), "python", 8},
+	}
+	for _, c := range cases {
+		f := ParseScript(c.script).Features
+		if f.Launcher != c.launcher || f.BatchSize != c.batch {
+			t.Errorf("%s: launcher %q batch %v, want %q %v", c.name, f.Launcher, f.BatchSize, c.launcher, c.batch)
+		}
+	}
+}

@@ -49,8 +49,9 @@ type Script struct {
 // depths, Hygon DCUs and GPU shards, tools run on hub models); 8 a
 // script's own option loops (while/case/shift, getopts) run with the
 // submission's arguments, and without them the defaults standing,
-// ${v#*=}-style trims, DeepSeek's release names, and a teacher's or
-// reward model's hub id never taken for the model trained.
+// ${v#*=}-style trims, an if over known words decided, DeepSeek's
+// release names, and a teacher's or reward model's hub id never taken for
+// the model trained.
 const SignatureVersion = "8"
 
 // Option is one #SBATCH option.

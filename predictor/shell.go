@@ -205,12 +205,8 @@ func (r *shellReader) stmt(s *syntax.Stmt) {
 	case *syntax.Subshell:
 		r.subshell(func() { r.stmts(c.Stmts) })
 	case *syntax.IfClause:
-		if r.loops > 0 {
-			// In an argument loop the arguments are known: an if over
-			// them is decided as bash decides it.
-			if r.decided(c) {
-				return
-			}
+		if r.decided(c) {
+			return // if [ "$NGPU" -gt 1 ] with NGPU known: the branch bash takes
 		}
 		r.stmts(c.Cond)
 		var branches []func()
