@@ -54,12 +54,35 @@ func workloadName(name string) string {
 			continue
 		}
 		if i+1 < len(toks) && (isSize(toks[i+1]) || versionWord(toks[i+1]) || variantWords[toks[i+1]] && len(toks[i+1]) > 1 ||
-			archWords[toks[i+1]] || patchVariant(toks[i+1])) {
-			return t + "-" + toks[i+1] // dino-v3, kat-tiny, crystal-gnn, jit-b16
+			archWords[toks[i+1]] || patchVariant(toks[i+1]) || familyWord(toks[i+1])) {
+			return t + "-" + toks[i+1] // dino-v3, kat-tiny, crystal-gnn, jit-b16, efficient-vit
+		}
+		if !familyWord(t) {
+			// A course, a user or a site before the model family the job
+			// trains: sta561-pest-yolo is yolo, masuda_llava-ft is llava.
+			for j := i + 2; j < len(toks); j++ {
+				if familyWord(toks[j]) && projectWord(toks[j]) {
+					if j+1 < len(toks) && (isSize(toks[j+1]) || versionWord(toks[j+1]) || patchVariant(toks[j+1])) {
+						return toks[j] + "-" + toks[j+1]
+					}
+					return toks[j]
+				}
+			}
 		}
 		return t
 	}
 	return ""
+}
+
+// familyWord reports whether a word is a model family's name, with at most
+// its version run in: vit, yolo, llava, yolov8, qwen2.
+func familyWord(t string) bool {
+	for _, m := range modelFamilies {
+		if rest, ok := strings.CutPrefix(t, m); ok && versionTail(rest) {
+			return true
+		}
+	}
+	return false
 }
 
 // patchVariant reports whether a word is a vision transformer's size and
@@ -119,7 +142,7 @@ var (
 		"tuned", "sweep", "array", "example", "examples", "hello", "world", "tutorial", "template", "sample",
 		"samples", "check", "smoke", "quick", "fast", "slow", "full", "short", "long", "best", "last", "first",
 		"second", "final", "old", "real", "fixed", "save", "load", "and", "the", "for", "with", "from", "only",
-		"home", "exam", "homework", "project", "thesis", "workspace", "work", "code", "core", "cluster",
+		"home", "exam", "homework", "project", "proj", "thesis", "workspace", "work", "code", "core", "cluster",
 		"prepare", "preprocess", "process", "prep", "setup", "install", "env", "submit", "launcher", "wrapper",
 		"script", "scripts", "batch", "sbatch", "srun", "slurm", "hpc", "node", "nodes", "multinode", "multigpu",
 		"singlegpu", "gpu", "gpus", "cpu", "cuda", "nccl", "mpi", "ddp", "fsdp", "deepspeed", "horovod",

@@ -46,6 +46,10 @@ func TestWorkloadWords(t *testing.T) {
 			"jit_b16_200ep":              "jit-b16",
 			"train_l10_base29999":        "",
 			"your_job_name":              "",
+			"efficient_vit_run2":         "efficient-vit",
+			"cs231-proj-yolo":            "yolo",
+			"jdoe_vit_b16_ft":            "jdoe-vit",
+			"ece5545_pest_yolov8_s":      "yolov8",
 		}},
 		{"trimWorkWords", trimWorkWords, map[string]string{
 			"segformer-training":       "segformer",
