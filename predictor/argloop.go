@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -196,4 +197,67 @@ func getopts(optstring string, args []string) []getopt {
 		}
 	}
 	return out
+}
+
+// overArgs reports whether a for loop walks the positional parameters:
+// `for a; do`, `for a in "$@"`, `for a in $*`.
+func overArgs(wi *syntax.WordIter) bool {
+	if len(wi.Items) == 0 {
+		return !wi.InPos.IsValid()
+	}
+	if len(wi.Items) != 1 || len(wi.Items[0].Parts) != 1 {
+		return false
+	}
+	part := wi.Items[0].Parts[0]
+	if dq, ok := part.(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
+		part = dq.Parts[0]
+	}
+	pe, ok := part.(*syntax.ParamExp)
+	return ok && pe.Param != nil && (pe.Param.Value == "@" || pe.Param.Value == "*") &&
+		pe.Exp == nil && pe.Slice == nil && pe.Repl == nil && !pe.Length && !pe.Excl && pe.Index == nil
+}
+
+// parsesOnly reports whether a loop body only reads options: it runs no
+// command but the shell's own (assignments, case, if, shift, echo, exit,
+// break, ...) and the script's functions.
+func (r *shellReader) parsesOnly(body []*syntax.Stmt) bool {
+	only := true
+	for _, s := range body {
+		syntax.Walk(s, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.CallExpr:
+				if len(n.Args) > 0 {
+					name := n.Args[0].Lit()
+					_, isFunc := r.funcs[name]
+					only = only && (optionBuiltins[name] || isFunc)
+				}
+			case *syntax.CmdSubst, *syntax.ProcSubst:
+				only = false
+			}
+			return only
+		})
+	}
+	return only
+}
+
+// optionBuiltins are the commands an option-reading loop runs besides
+// assignments.
+var optionBuiltins = set("shift", "echo", "printf", "break", "continue", "exit", "return", "set", ":", "true",
+	"false", "[", "test", "local", "export", "declare", "readonly", "unset", "typeset")
+
+// forArgs runs `for name in "$@"` over the known arguments, one round each,
+// as bash does; without them the loop never runs (see argLoop).
+func (r *shellReader) forArgs(name string, body []*syntax.Stmt) {
+	if r.argsUnknown() {
+		return
+	}
+	r.loops++
+	defer func() { r.loops--; r.broke = false }()
+	for i, a := range slices.Clone(r.args) {
+		if i >= maxArgLoopRounds || !r.spend(1) || r.broke {
+			return
+		}
+		r.setVar(name, shVar{vals: []string{a}, unknown: wholeUnknown(a)})
+		r.stmts(body)
+	}
 }

@@ -66,6 +66,17 @@ func TestArgumentLoops(t *testing.T) {
 		`parse() {`, `  while [ $# -gt 0 ]; do`, `    case $1 in --bs=*) BS=${1#*=} ;; esac`, `    shift`, `  done`, `}`,
 		`parse --bs=24 --seed 3`,
 		`python train.py --model gpt2 --batch_size $BS`)
+	forLoop := sh(`#SBATCH --gres=gpu:2`, `MODEL=gpt2-medium`, `BS=8`,
+		`usage() { echo "usage: $0 [--model=M] [--bs=N]"; }`,
+		`for arg in "$@"; do`,
+		`  case $arg in`,
+		`    --model=*) MODEL="${arg#*=}" ;;`,
+		`    --bs=*) BS="${arg#*=}" ;;`,
+		`    -h|--help) usage; exit 0 ;;`,
+		`  esac`,
+		`done`,
+		`torchrun --nproc_per_node 2 train.py --model_name_or_path $MODEL --per_device_train_batch_size $BS`)
+	perConfig := sh(`#SBATCH --gres=gpu:1`, `for cfg in "$@"; do`, `  python train.py --config $cfg --batch_size 16`, `done`)
 	cases := []struct {
 		name, script string
 		args         []string
@@ -73,6 +84,10 @@ func TestArgumentLoops(t *testing.T) {
 		batch        float64
 		precision    string
 	}{
+		{"for over \"$@\", arguments not known: the defaults", forLoop, nil, "gpt2-medium", 8, ""},
+		{"for over \"$@\", key=value options", forLoop, []string{"--bs=2", "--model=gpt2-xl"}, "gpt2-xl", 2, ""},
+		{"for over \"$@\" that runs the job for each: read as before", perConfig, nil, "", 16, ""},
+		{"for over \"$@\" that runs the job for each, one given", perConfig, []string{"configs/llama2-7b.yaml"}, "llama2-7b", 16, ""},
 		{"shift loop, arguments not known: the defaults", shiftLoop, nil, "qwen/qwen2.5-3b-instruct", 4, "bf16"},
 		{"shift loop, no arguments", shiftLoop, []string{}, "qwen/qwen2.5-3b-instruct", 4, "bf16"},
 		{"shift loop, options given", shiftLoop, []string{"--batch-size", "8", "--model", "meta-llama/Llama-3.1-8B", "--fp16"},

@@ -47,11 +47,11 @@ type Script struct {
 // with a decimal point, a job name the launch's values agree with, a
 // module's own name, config files listed in one word, ViT-style sizes,
 // depths, Hygon DCUs and GPU shards, tools run on hub models); 8 a
-// script's own option loops (while/case/shift, getopts) run with the
-// submission's arguments, and without them the defaults standing,
-// ${v#*=}-style trims, an if over known words decided, DeepSeek's
-// release names, and a teacher's or reward model's hub id never taken for
-// the model trained.
+// script's own option loops (while/case/shift, getopts, for over "$@")
+// run with the submission's arguments, and without them the defaults
+// standing, ${v#*=}-style trims, an if over known words decided, DeepSeek's
+// release names, a teacher's or reward model's hub id never taken for the
+// model trained, and a job name's model family word as its workload.
 const SignatureVersion = "8"
 
 // Option is one #SBATCH option.

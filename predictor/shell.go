@@ -229,6 +229,10 @@ func (r *shellReader) stmt(s *syntax.Stmt) {
 		r.stmts(c.Cond)
 		r.stmts(c.Do)
 	case *syntax.ForClause:
+		if wi, ok := c.Loop.(*syntax.WordIter); ok && wi.Name != nil && overArgs(wi) && r.parsesOnly(c.Do) {
+			r.forArgs(wi.Name.Value, c.Do) // for arg in "$@"; do case $arg in --bs=*) ...
+			return
+		}
 		if wi, ok := c.Loop.(*syntax.WordIter); ok && wi.Name != nil {
 			items := r.fields(wi.Items)
 			v := shVar{unknown: true}
