@@ -972,6 +972,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	standIn, standInFrom := "", ""      // a config's or Hydra experiment's name (fastspeech2.yaml), standing in likewise
 	imsPerBatch := 0.0                  // detectron2's SOLVER.IMS_PER_BATCH: the images of all GPUs together
 	nameBatch, nameBatchFrom := 0.0, "" // the per-GPU batch an OpenMMLab config's name gives (8xb320)
+	cfgTotal, cfgTotalFrom := 0.0, ""   // the batch of all GPUs a detectron2 config's name gives (maskformer2_R50_bs16_50ep)
 	args = splitConfigLists(args)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -1062,6 +1063,11 @@ func argFeatures(f Features, args []string, l launch) Features {
 				nk = "" // OpenRLHF's --rollout.micro_batch_size, --eval.batch_size: not the training batch
 			default:
 				nk = last
+			}
+		}
+		if configFlags[nk] && hasV && cfgTotal == 0 {
+			if b := bsInName(v); b > 0 {
+				cfgTotal, cfgTotalFrom = b, k+" "+path.Base(v)
 			}
 		}
 		if what, ok := methodSwitches[nk]; ok && (!hasV || truthy(v) || isBoolWord(v)) {
@@ -1302,11 +1308,19 @@ func argFeatures(f Features, args []string, l launch) Features {
 		f.BatchSize = nameBatch
 		f.note("batch_size", "config name "+nameBatchFrom)
 	}
+	if imsPerBatch == 0 && cfgTotal > 0 && procs > 0 {
+		// detectron2's projects name a config for its batch of all GPUs
+		// (maskformer2_swin_tiny_bs16_90k.yaml), which --num-gpus splits.
+		imsPerBatch = cfgTotal
+	}
 	if f.BatchSize == 0 && imsPerBatch > 0 {
 		// detectron2 splits SOLVER.IMS_PER_BATCH over --num-gpus.
 		if n := float64(max(procs, 1)); math.Mod(imsPerBatch, n) == 0 {
 			f.BatchSize = imsPerBatch / n
 			from := "SOLVER.IMS_PER_BATCH"
+			if cfgTotal == imsPerBatch && cfgTotalFrom != "" {
+				from = cfgTotalFrom
+			}
 			if procs > 1 {
 				from += " / " + procsFrom
 			}
@@ -2009,6 +2023,21 @@ func configFileModel(a string) string {
 }
 
 // mmBatchRe matches the GPUs-by-batch word of OpenMMLab's config names:
+// bsInName reads the batch a config file's name states in a bsN word
+// (maskformer2_R50_bs16_50ep.yaml is 16), or 0.
+func bsInName(p string) float64 {
+	base := strings.ToLower(path.Base(p))
+	base = strings.TrimSuffix(base, path.Ext(base))
+	for _, t := range strings.FieldsFunc(base, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		if n, ok := strings.CutPrefix(t, "bs"); ok && isDigits(n) && len(n) <= 4 {
+			if b, _ := strconv.Atoi(n); b > 0 {
+				return float64(b)
+			}
+		}
+	}
+	return 0
+}
+
 // 8xb320, 4xb2.
 var mmBatchRe = regexp.MustCompile(`(?:^|[_-])\d{1,3}xb(\d{1,4})(?:[_-]|$)`)
 

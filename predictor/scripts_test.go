@@ -355,6 +355,14 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train_net.py", Model: "retinanet-r50-fpn", ModelFrom: "config", BatchSize: 4,
 				Precision: "amp", GPUs: 4},
 		},
+		"a detectron2 project's config named for its batch of all GPUs": {
+			script: sh(`python train_net.py --config-file configs/cityscapes/semantic-segmentation/swin/maskformer2_swin_tiny_bs16_90k.yaml --num-gpus 2`),
+			want:   Features{Launcher: "python", Program: "train_net.py", Model: "swin-tiny", ModelFrom: "config", BatchSize: 8, GPUs: 2},
+		},
+		"a config's bs word without --num-gpus says nothing per GPU": {
+			script: sh(`python train.py --config configs/unet_bs16.yaml`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "unet", ModelFrom: "config"},
+		},
 		"a generic program's own directory names the work": {
 			script: sh(`cd $HOME/work`, `srun torchrun --nproc_per_node 1 /shared/examples/mingpt/main.py`),
 			want:   Features{Launcher: "torchrun", Program: "main.py", Model: "mingpt", ModelFrom: "path", GPUs: 1},
