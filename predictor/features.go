@@ -203,6 +203,35 @@ var (
 	listFlags = set("model_args", "params_override", "cfg_options", "overrides")
 )
 
+// perGPUBatchFlag reports whether a flag (normalised) counts a batch per
+// GPU: one of perGPUBatchFlags, or a name that says so in its words, a
+// batch word with "per" and a device word after it or "micro" before it
+// (--per-device-batch, --batch-per-device, --micro-batch); never an
+// evaluation's, a rollout's or a log-prob pass's.
+func perGPUBatchFlag(nk string) bool {
+	if isPerGPUBatch[nk] {
+		return true
+	}
+	words := strings.Split(nk, "_")
+	batch, per, micro := false, false, false
+	for i, w := range words {
+		switch w {
+		case "batch", "batchsize", "bs", "bsz":
+			batch = true
+		case "per":
+			per = per || i+1 < len(words) && perUnits[words[i+1]]
+		case "micro":
+			micro = true
+		case "eval", "val", "valid", "test", "inference", "infer", "predict", "generation", "rollout", "prob":
+			return false
+		}
+	}
+	return batch && (per || micro)
+}
+
+// perUnits are what a per-GPU batch flag counts per.
+var perUnits = set("device", "gpu", "rank", "replica", "proc", "process", "worker", "core", "accelerator")
+
 func set(keys ...string) map[string]bool {
 	m := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -652,7 +681,7 @@ func addUnknown(u []string, name string) []string {
 func perGPUBatchVar(vars map[string]shVar) (string, float64) {
 	byFlag := map[string]string{}
 	for name, v := range vars {
-		if nk := normFlag(name); isPerGPUBatch[nk] && !v.unknown && !v.array && len(v.vals) == 1 && len(v.alts) == 0 {
+		if nk := normFlag(name); perGPUBatchFlag(nk) && !v.unknown && !v.array && len(v.vals) == 1 && len(v.alts) == 0 {
 			if prev, ok := byFlag[nk]; !ok || name < prev {
 				byFlag[nk] = name
 			}
@@ -1059,7 +1088,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 				nk = "num_nodes"
 			case parts[0] == "model" && modelFlags[last]:
 				nk = "" // model.model_type and the like say less than a name
-			case batchFlags[last] && slices.ContainsFunc(parts[:len(parts)-1], notTrainingSection):
+			case (batchFlags[last] || perGPUBatchFlag(last)) && slices.ContainsFunc(parts[:len(parts)-1], notTrainingSection):
 				nk = "" // OpenRLHF's --rollout.micro_batch_size, --eval.batch_size: not the training batch
 			default:
 				nk = last
@@ -1223,11 +1252,11 @@ func argFeatures(f Features, args []string, l launch) Features {
 			// family, under a flag the model readers do not know;
 			// --model_dir /gpfs/.../models/Llama-2-7b-hf: a local copy of one.
 			hfModel, hfFrom = normModel(v), k
-		case batchFlags[nk] && isNum:
-			if perGPUBatch && !isPerGPUBatch[nk] {
+		case (batchFlags[nk] || perGPUBatchFlag(nk)) && isNum:
+			if perGPUBatch && !perGPUBatchFlag(nk) {
 				continue
 			}
-			perGPUBatch = perGPUBatch || isPerGPUBatch[nk]
+			perGPUBatch = perGPUBatch || perGPUBatchFlag(nk)
 			f.BatchSize = num
 			f.note("batch_size", k)
 		case evalBatchFlags[nk] && isNum && evalBatch == 0:

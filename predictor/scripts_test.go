@@ -355,6 +355,10 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train_net.py", Model: "retinanet-r50-fpn", ModelFrom: "config", BatchSize: 4,
 				Precision: "amp", GPUs: 4},
 		},
+		"a per-GPU batch flag in its own words, beside a plain one": {
+			script: sh(`torchrun --nproc_per_node=3 src/train_sft.py --model Qwen/Qwen2.5-1.5B --batch 96 --per-device-batch 4 --per-device-eval-batch 32`),
+			want:   Features{Launcher: "torchrun", Program: "train_sft.py", Model: "qwen/qwen2.5-1.5b", ModelFrom: "flag", BatchSize: 4, GPUs: 3},
+		},
 		"a detectron2 project's config named for its batch of all GPUs": {
 			script: sh(`python train_net.py --config-file configs/cityscapes/semantic-segmentation/swin/maskformer2_swin_tiny_bs16_90k.yaml --num-gpus 2`),
 			want:   Features{Launcher: "python", Program: "train_net.py", Model: "swin-tiny", ModelFrom: "config", BatchSize: 8, GPUs: 2},
