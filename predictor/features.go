@@ -1487,6 +1487,37 @@ func isHydra(w string) bool {
 	return true
 }
 
+// prefixedBatch reads the batch a program takes from a variable of its own
+// (VJEDAI_BATCH_SIZE=1, TRAIN_MICRO_BATCH_SIZE=4): the one exported name
+// ending in BATCH_SIZE, not an evaluation's or the global batch; several
+// that disagree say none.
+func prefixedBatch(env map[string]string) (string, float64) {
+	name, val := "", 0.0
+	for k, v := range env {
+		nk := strings.ToLower(k)
+		if !strings.HasSuffix(nk, "_batch_size") || globalBatchFlags[nk] || evalBatchFlags[nk] || unexpanded(v) {
+			continue
+		}
+		if words := strings.Split(nk, "_"); slices.ContainsFunc(words, func(w string) bool {
+			return w == "global" || w == "total" || w == "eval" || w == "val" || w == "valid" || w == "test" || w == "effective" ||
+				w == "rollout" || w == "inference"
+		}) {
+			continue
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || n < 1 || n >= 1e6 || n != math.Trunc(n) {
+			continue
+		}
+		if name != "" && n != val {
+			return "", 0
+		}
+		if name == "" || k < name {
+			name, val = k, n
+		}
+	}
+	return name, val
+}
+
 // envFeatures fills what the arguments left unsaid from the variables the
 // command runs with (exported, or set on its command line).
 func envFeatures(f *Features, env map[string]string) {
@@ -1511,6 +1542,9 @@ func envFeatures(f *Features, env map[string]string) {
 			"BATCH_SIZE_PER_GPU", "PER_GPU_BATCH_SIZE", "MBS", "BS"), 64); err == nil && n > 0 && n < 1e9 {
 			f.BatchSize = n
 			f.note("batch_size", key)
+		} else if name, n := prefixedBatch(env); n > 0 {
+			f.BatchSize = n
+			f.note("batch_size", "$"+name)
 		}
 	}
 	if f.GlobalBatchSize == 0 {

@@ -355,6 +355,14 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train_net.py", Model: "retinanet-r50-fpn", ModelFrom: "config", BatchSize: 4,
 				Precision: "amp", GPUs: 4},
 		},
+		"a program's own batch variable, exported": {
+			script: sh(`export VJEDAI_BATCH_SIZE="${VJEDAI_BATCH_SIZE:-2}"`, `export VJEDAI_EVAL_BATCH_SIZE=16`, `python train_vjedai.py --epochs 10`),
+			want:   Features{Launcher: "python", Program: "train_vjedai.py", Model: "vjedai", ModelFrom: "path", BatchSize: 2, Epochs: 10},
+		},
+		"two programs' batch variables that disagree say none": {
+			script: sh(`export A_BATCH_SIZE=2 B_BATCH_SIZE=4`, `python train.py --epochs 10`),
+			want:   Features{Launcher: "python", Program: "train.py", Epochs: 10},
+		},
 		"a per-GPU batch flag in its own words, beside a plain one": {
 			script: sh(`torchrun --nproc_per_node=3 src/train_sft.py --model Qwen/Qwen2.5-1.5B --batch 96 --per-device-batch 4 --per-device-eval-batch 32`),
 			want:   Features{Launcher: "torchrun", Program: "train_sft.py", Model: "qwen/qwen2.5-1.5b", ModelFrom: "flag", BatchSize: 4, GPUs: 3},
