@@ -1754,10 +1754,10 @@ func familyModel(s string) string {
 		}
 	}
 	nameSep := func(r rune) bool { return r == '/' || r == '_' || r == '-' || r == ' ' }
-	toks := strings.FieldsFunc(s, nameSep)
+	toks := splitKinds(strings.FieldsFunc(s, nameSep))
 	fileStart := 0 // the first of the file name's words, after its directories'
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
-		fileStart = len(strings.FieldsFunc(s[:i], nameSep))
+		fileStart = len(splitKinds(strings.FieldsFunc(s[:i], nameSep)))
 	}
 	if m := detectorIn(toks); m != "" {
 		return m
@@ -1771,6 +1771,9 @@ func familyModel(s string) string {
 			}
 			if rest := t[len(m):]; versionTail(rest) || isSize(rest) || m == "yolo" && yoloScale(rest) {
 				fam = t // llama3, resnet50, smollm3b, yolov8m
+				if v, ok := runInVersions[t]; ok {
+					fam = v // qwen25 is qwen2.5, llama31 llama3.1
+				}
 				break
 			} else if variantWords[rest] && len(rest) > 1 {
 				fam = m + "-" + rest // LlamaTiny, BertLarge: a variant run into its family
@@ -1826,12 +1829,19 @@ func familyModel(s string) string {
 			j++
 		} else if j+1 == len(toks) && modelKinds[toks[j]] {
 			return fam + "-" + toks[j] // llama_vision.yaml, qwen2.5_vl: the kind ends the name
+		} else if j < len(toks) && modelKinds[toks[j]] && !tunedKinds[toks[j]] && fam != strings.TrimRight(fam, "0123456789.") {
+			fam += "-" + toks[j] // qwen2_5vl_full_sft.yaml: a versioned family's kind, before the config's own words
+			j++
 		}
 		plain := fam // the family and its version, before any size or variant
 		if j < len(toks) && isSize(toks[j]) {
-			fam += "-" + toks[j]
-			if j+1 < len(toks) && tunedKinds[toks[j+1]] {
-				fam += "-" + toks[j+1] // llama-2-13b-chat, qwen2.5-7b-instruct
+			switch k := tokAt(toks, j+1); {
+			case tunedKinds[k]:
+				fam += "-" + toks[j] + "-" + k // llama-2-13b-chat, qwen2.5-7b-instruct
+			case modelKinds[k]:
+				fam += "-" + k + "-" + toks[j] // Qwen25-7B-VL is qwen2.5-vl-7b, as Qwen names it
+			default:
+				fam += "-" + toks[j]
 			}
 		} else if j < len(toks) && patchedFamilies[fam] && len(toks[j]) > 1 && strings.Contains("tsblhg", toks[j][:1]) && isDigits(toks[j][1:]) {
 			fam += "-" + toks[j] // vit_b16 is ViT-B/16
@@ -1863,6 +1873,29 @@ func familyModel(s string) string {
 		return fam
 	}
 	return sized
+}
+
+// runInVersions are families' point releases written without the point,
+// as paths and job names often do.
+var runInVersions = map[string]string{"qwen15": "qwen1.5", "qwen25": "qwen2.5", "llama31": "llama3.1",
+	"llama32": "llama3.2", "llama33": "llama3.3"}
+
+// splitKinds splits a model's kind from a version run into it:
+// qwen2vl is qwen2 vl, qwen2_5vl's 5vl is 5 vl, qwen25omni is qwen25 omni.
+func splitKinds(toks []string) []string {
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		for k := range modelKinds {
+			head, ok := strings.CutSuffix(t, k)
+			if ok && len(k) > 1 && head != "" && head[len(head)-1] >= '0' && head[len(head)-1] <= '9' {
+				toks = slices.Insert(slices.Clone(toks), i+1, k)
+				toks[i] = head
+				i++
+				break
+			}
+		}
+	}
+	return toks
 }
 
 // tokAt returns toks[i], or "" past the end.
@@ -1960,7 +1993,8 @@ func isSize(s string) bool {
 // sizes reports whether a model name is another's, a family word with
 // at most a version, with its size: llama3-70b for llama3, bert-base for bert.
 func sizes(sized, bare string) bool {
-	if bare == "" || sized == bare || !strings.HasPrefix(SquashModel(sized), SquashModel(bare)) || familyModel(bare) != bare {
+	if bare == "" || sized == bare || !strings.HasPrefix(SquashModel(sized), SquashModel(bare)) ||
+		SquashModel(familyModel(bare)) != SquashModel(bare) {
 		return false
 	}
 	// A family word, or a family and its version alone (gpt2, llama2), is

@@ -117,6 +117,13 @@ func TestFamilyModel(t *testing.T) {
 		"config/Qwen2.5-VL-3B-Instruct.yaml":          "qwen2.5-vl-3b-instruct",
 		"tunalm/configs/1B_sft.yaml":                  "",
 		"bdc-1.0-100m":                                "bdc-1.0-100m",
+		"Qwen25-7B-VL-Train":                          "qwen2.5-vl-7b",
+		"saves/qwen25vl-7b":                           "qwen2.5-vl-7b",
+		"examples/train_full/qwen2_5vl_full_sft.yaml": "qwen2.5-vl",
+		"llama31-8b-lora":                             "llama3.1-8b",
+		"qwen2.5-7b-chat":                             "qwen2.5-7b-chat",
+		"DeepSeek-R1-Distill-Qwen-1.5B":               "deepseek-r1-distill-qwen-1.5b",
+		"deepseek-v3":                                 "deepseek-v3",
 		// Detection and segmentation configs: architecture, backbone, neck.
 		"configs/COCO-InstanceSegmentation/mask_rcnn_R_50_FPN_3x.yaml":          "mask-rcnn-r50-fpn",
 		"configs/COCO-Detection/faster_rcnn_R_101_FPN_3x.yaml":                  "faster-rcnn-r101-fpn",
