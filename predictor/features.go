@@ -1318,6 +1318,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 		case sizeFlags[nk] && sizeWord == "" && (variantWords[strings.ToLower(v)] && len(v) > 1 || isSize(strings.ToLower(v))):
 			sizeWord, sizeFrom = strings.ToLower(v), k
+		case otherModel == "" && familyFlag(nk) != "" && (variantWords[strings.ToLower(v)] && len(v) > 1 || isSize(strings.ToLower(v))):
+			// --bart_version=large, --bert_size base: a family the flag's
+			// name gives, sized by its value.
+			otherModel, otherFrom = familyFlag(nk)+"-"+strings.ToLower(v), k+"="+v
 		case (sizeFlags[nk] || depthFlags[nk]) && depth == "" && isDigits(v) && len(v) <= 3:
 			depth, depthFrom = v, k
 		case runVarying[nk] && outModel == "":
@@ -1787,6 +1791,8 @@ func familyModel(s string) string {
 			case sized != "" || !named:
 			case i+1 < len(toks) && isSize(toks[i+1]):
 				sized = t + "-" + toks[i+1]
+			case runInBillions(t) != "":
+				sized = runInBillions(t) // lora_medgemma27b.yaml: a name and its billions run together
 			case i+2 < len(toks) && versionTail(toks[i+1]) && isSize(toks[i+2]):
 				sized = t + "-" + toks[i+1] + "-" + toks[i+2] // bdc-1.0-100m
 			}
@@ -1873,6 +1879,17 @@ func familyModel(s string) string {
 		return fam
 	}
 	return sized
+}
+
+// runInBillions splits a name run into its size in billions (medgemma27b
+// is medgemma-27b, mymodel1.5b mymodel-1.5b), or returns "": four letters
+// at least before it, so that counters (exp3b, run1b) are no model.
+func runInBillions(t string) string {
+	i := strings.IndexFunc(t, func(r rune) bool { return r >= '0' && r <= '9' })
+	if i < 4 || !strings.HasSuffix(t, "b") || !isSize(t[i:]) || lowerLetters(t[:i]) != i {
+		return ""
+	}
+	return t[:i] + "-" + t[i:]
 }
 
 // runInVersions are families' point releases written without the point,
@@ -2316,10 +2333,12 @@ var (
 )
 
 // modelDirFlag reports whether a flag no model reader knows names where a
-// model is read from (--model_dir, --base_model_path, --llm_dir), not where
+// model is read from (--model_dir, --base_model_path, --llm_dir, --plm_path,
+// --pretrained_dir), not where
 // one is written (--output_model_dir, --save_model_path).
 func modelDirFlag(nk string) bool {
-	if !strings.Contains(nk, "model") && !strings.Contains(nk, "llm") || runVarying[nk] {
+	if !strings.Contains(nk, "model") && !strings.Contains(nk, "llm") && !strings.Contains(nk, "plm") &&
+		!strings.HasPrefix(nk, "pretrained") || runVarying[nk] {
 		return false
 	}
 	for _, w := range []string{"out", "save", "export", "ckpt", "checkpoint", "log", "cache", "embed", "token"} {
@@ -2328,6 +2347,20 @@ func modelDirFlag(nk string) bool {
 		}
 	}
 	return !besideModel(nk)
+}
+
+// familyFlag returns the model family a flag's name is about, when it
+// sizes one: bart of --bart_version, bert of --bert_size, t5 of --t5_type.
+func familyFlag(nk string) string {
+	fam, rest, ok := strings.Cut(nk, "_")
+	if !ok || !slices.Contains(modelFamilies, fam) {
+		return ""
+	}
+	switch rest {
+	case "version", "size", "type", "variant", "scale", "arch", "config", "model":
+		return fam
+	}
+	return ""
 }
 
 // besideModel reports whether a flag names another model beside the one

@@ -118,6 +118,10 @@ func TestFamilyModel(t *testing.T) {
 		"tunalm/configs/1B_sft.yaml":                  "",
 		"bdc-1.0-100m":                                "bdc-1.0-100m",
 		"Qwen25-7B-VL-Train":                          "qwen2.5-vl-7b",
+		"configs/lora_medgemma27b.yaml":               "medgemma-27b",
+		"finetune-ministral3b":                        "ministral-3b",
+		"exp3b":                                       "",
+		"sweep_run1b":                                 "",
 		"saves/qwen25vl-7b":                           "qwen2.5-vl-7b",
 		"examples/train_full/qwen2_5vl_full_sft.yaml": "qwen2.5-vl",
 		"llama31-8b-lora":                             "llama3.1-8b",
@@ -369,6 +373,14 @@ func TestNamesSitesUse(t *testing.T) {
 		"two programs' batch variables that disagree say none": {
 			script: sh(`export A_BATCH_SIZE=2 B_BATCH_SIZE=4`, `python train.py --epochs 10`),
 			want:   Features{Launcher: "python", Program: "train.py", Epochs: 10},
+		},
+		"a local copy of a pretrained language model under --plm_path": {
+			script: sh(`python main.py --plm_path /data/plms/bert-base-uncased --train_batch_size 8 --eval_batch_size 8`),
+			want:   Features{Launcher: "python", Program: "main.py", Model: "bert-base-uncased", ModelFrom: "flag", BatchSize: 8},
+		},
+		"a family the flag's name gives, sized by its value": {
+			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},
 		},
 		"a per-GPU batch flag in its own words, beside a plain one": {
 			script: sh(`torchrun --nproc_per_node=3 src/train_sft.py --model Qwen/Qwen2.5-1.5B --batch 96 --per-device-batch 4 --per-device-eval-batch 32`),
