@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -34,8 +35,8 @@ const (
 	getoptsLoop             // while getopts OPTSTRING NAME
 )
 
-// maxArgLoopRounds bounds the rounds of one argument loop beyond the
-// arguments it is given.
+// maxArgLoopRounds caps the rounds of one argument loop, and the options
+// getopts lists, whatever the arguments.
 const maxArgLoopRounds = 256
 
 // argLoop classifies a while or until loop.
@@ -130,7 +131,10 @@ func (r *shellReader) argLoop(c *syntax.WhileClause, kind argLoopKind) {
 		if len(call.Args) > 3 {
 			args = r.fields(call.Args[3:])
 		}
-		opts = getopts(r.word(call.Args[1]), args)
+		var used int
+		opts, used = getopts(r.word(call.Args[1]), args)
+		// shift $((OPTIND-1)) after the loop drops the options read.
+		defer r.setVar("OPTIND", shVar{vals: []string{strconv.Itoa(used + 1)}})
 	}
 	r.loops++
 	defer func() { r.loops--; r.broke = false }()
@@ -168,13 +172,17 @@ type getopt struct{ name, arg string }
 // getopts lists the options bash's getopts finds in args, as OPTSTRING
 // ("m:b:h": m and b take an argument) reads them: grouped letters (-hv),
 // an argument attached (-b8) or next (-b 8), ending at the first word that
-// is not an option, or after --.
-func getopts(optstring string, args []string) []getopt {
+// is not an option, or after --; used counts the words they took.
+func getopts(optstring string, args []string) (out []getopt, used int) {
 	optstring = strings.TrimPrefix(optstring, ":")
-	var out []getopt
-	for i := 0; i < len(args) && len(out) < maxArgLoopRounds; i++ {
+	i := 0
+	for ; i < len(args) && len(out) < maxArgLoopRounds; i++ {
 		a := args[i]
-		if a == "--" || len(a) < 2 || a[0] != '-' {
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
 			break
 		}
 		for j := 1; j < len(a); j++ {
@@ -196,7 +204,7 @@ func getopts(optstring string, args []string) []getopt {
 			break
 		}
 	}
-	return out
+	return out, i
 }
 
 // overArgs reports whether a for loop walks the positional parameters:

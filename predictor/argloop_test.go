@@ -131,11 +131,16 @@ func TestArgumentLoopsBounded(t *testing.T) {
 	if f := ParseScript(retry).Features; f.Model != "resnet18" || f.BatchSize != 64 {
 		t.Errorf("a retry loop: model %q batch %v, want its body read once", f.Model, f.BatchSize)
 	}
-	if got := getopts("m:b", []string{"-m"}); !slices.Equal(got, []getopt{{name: "m"}}) {
-		t.Errorf("getopts with a missing argument: %v", got)
+	if got, used := getopts("m:b", []string{"-m"}); !slices.Equal(got, []getopt{{name: "m"}}) || used != 1 {
+		t.Errorf("getopts with a missing argument: %v, %d words", got, used)
 	}
-	if got := getopts(":x", strings.Fields("-y -x")); !slices.Equal(got, []getopt{{name: "?"}, {name: "x"}}) {
-		t.Errorf("getopts with an option it does not list: %v", got)
+	if got, used := getopts(":x", strings.Fields("-y -x -- -x")); !slices.Equal(got, []getopt{{name: "?"}, {name: "x"}}) || used != 3 {
+		t.Errorf("getopts with an option it does not list, then --: %v, %d words", got, used)
+	}
+	afterOpts := sh(`MODEL=resnet50`, `while getopts "m:" o; do case $o in m) MODEL=$OPTARG ;; esac; done`, `shift $((OPTIND - 1))`,
+		`python train.py --model $MODEL --batch-size "${1:-32}"`)
+	if f := ParseScriptArgs(afterOpts, []string{"-m", "vit_b_16", "48"}).Features; f.Model != "vit_b_16" || f.BatchSize != 48 {
+		t.Errorf("shift $((OPTIND-1)) after getopts: model %q batch %v, want vit_b_16 48", f.Model, f.BatchSize)
 	}
 }
 
