@@ -2548,8 +2548,9 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 	if raw := rawStem(program); strings.ToLower(raw) == stem {
 		stem = raw // its case splits trainParticleTransformer's words
 	}
-	if t := strings.ToLower(trimWorkWords(stem)); t != "" && !unexpanded(t) {
-		// gcn_train.py, train_roberta.py: the program's own word.
+	if t := strings.ToLower(trimWorkWords(stem)); len(t) >= 3 && !unexpanded(t) {
+		// gcn_train.py, train_roberta.py: the program's own word; two
+		// letters (train_mp.py, run_lm.py) say a mode, not the work.
 		return t, "path", "program " + program
 	}
 	// The directory the program is in (python /shared/examples/mingpt/main.py),

@@ -374,6 +374,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`export A_BATCH_SIZE=2 B_BATCH_SIZE=4`, `python train.py --epochs 10`),
 			want:   Features{Launcher: "python", Program: "train.py", Epochs: 10},
 		},
+		"a program's two-letter word is a mode, and the job's name names the work": {
+			script: sh(`#SBATCH -J vit-era5-mp`, `#SBATCH --gres=gpu:4`, `srun python train_mp.py --config base`),
+			want:   Features{Launcher: "srun", Program: "train_mp.py", Model: "vit", ModelFrom: "path", GPUs: 4, JobName: "vit-era5-mp"},
+		},
 		"a local copy of a pretrained language model under --plm_path": {
 			script: sh(`python main.py --plm_path /data/plms/bert-base-uncased --train_batch_size 8 --eval_batch_size 8`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "bert-base-uncased", ModelFrom: "flag", BatchSize: 8},
