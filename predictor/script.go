@@ -419,8 +419,10 @@ func looksLikeHFName(w string) bool {
 	return strings.Count(w, "/") == 1 && !strings.ContainsAny(w, "*$")
 }
 
-// gresGPU is the last gpu entry of the header's --gres, each
-// comma-separated entry read alone (one that does not parse is passed over).
+// gresGPU is the gpu the header's --gres asks for, each comma-separated
+// entry read alone (one that does not parse is passed over): gpu entries
+// of several types add up (gpu:a40:4,gpu:3090:1 is 5 GPUs, of no one
+// type), as Slurm allocates them all.
 // Where the header asks for no gpu, a Hygon DCU request (--gres=dcu:4, as
 // sites with Hygon's accelerators name them) counts: its type is the one
 // it names, else "dcu"; and a request for shards of a GPU alone
@@ -436,6 +438,12 @@ func (s Script) gresGPU() (g GresEntry, ok bool) {
 			for _, r := range req {
 				switch r.Name {
 				case "gpu":
+					if ok {
+						if r.Type != g.Type {
+							r.Type = ""
+						}
+						r.Count += g.Count
+					}
 					g, ok = r, true
 				case "dcu":
 					dcu = r

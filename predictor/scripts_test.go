@@ -374,6 +374,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`export A_BATCH_SIZE=2 B_BATCH_SIZE=4`, `python train.py --epochs 10`),
 			want:   Features{Launcher: "python", Program: "train.py", Epochs: 10},
 		},
+		"gpu entries of two types in one --gres add up, of no one type": {
+			script: sh(`#SBATCH --gres=gpu:a40:4,gpu:rtx3090:1`, `python train.py --model resnet50`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag", GPUs: 5},
+		},
 		"a program's two-letter word is a mode, and the job's name names the work": {
 			script: sh(`#SBATCH -J vit-era5-mp`, `#SBATCH --gres=gpu:4`, `srun python train_mp.py --config base`),
 			want:   Features{Launcher: "srun", Program: "train_mp.py", Model: "vit", ModelFrom: "path", GPUs: 4, JobName: "vit-era5-mp"},
