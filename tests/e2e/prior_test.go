@@ -37,6 +37,27 @@ source /opt/venvs/torch/bin/activate
 torchrun --standalone --nproc_per_node 1 train.py --model "$1" --batch-size "$2" --data /datasets/imagenet
 `
 
+// optionsScript reads its own options in a loop over its arguments, with
+// defaults for those not given, as many sites' scripts do: augurd runs the
+// loop with the arguments sbatch passed, and reads the defaults without.
+const optionsScript = `#!/bin/bash
+#SBATCH --job-name=prior-options
+#SBATCH --time=01:00:00
+#SBATCH --cpus-per-task=1
+#SBATCH --output=/dev/null
+MODEL=convnext_tiny
+BS=32
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    -m|--model) MODEL="$2"; shift 2 ;;
+    --bs=*) BS="${1#*=}"; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+source /opt/venvs/torch/bin/activate
+torchrun --standalone --nproc_per_node 1 train.py --model "$MODEL" --batch-size "$BS" --data /datasets/imagenet
+`
+
 // formulaScript is a full bf16 fine-tune of a 7B-parameter model on one
 // GPU: by formula far beyond any GPU type of the cluster.
 const formulaScript = `#!/bin/bash
@@ -53,7 +74,8 @@ python finetune.py --model_name_or_path meta-llama/Llama-2-7b-hf --bf16 True \
 // what the binaries ship. With policy.rewrite_from_prior off (the default)
 // they are annotated but left typeless; with it on, the prior's calibrated
 // upper bound places a DeiT-B at batch 128 (upper ~34 GiB) on a100 and a
-// ConvNeXt-T at batch 32 (~9 GiB) on t4, while a job whose constraint names
+// ConvNeXt-T at batch 32 (~9 GiB) on t4 (also when a script's option loop
+// names them, or its defaults do), while a job whose constraint names
 // t4 is never moved against it, and a job no type holds (a 7B full
 // fine-tune by formula) is accepted unchanged, never refused.
 func TestRewriteFromPrior(t *testing.T) {
@@ -119,6 +141,21 @@ func TestRewriteFromPrior(t *testing.T) {
 		j := c.job(t, c.Sbatch(t, append([]string{"-H", "--gres=gpu:1", withArgs}, tc.args...)...))
 		if got := clustertest.GresPart(j.TRESPerNode); got != c.TRES(t, tc.want) {
 			t.Errorf("sbatch job.sh %s: job %d tres_per_node %q, want %s (annotation %q)", strings.Join(tc.args, " "), j.ID, got, tc.want, j.AdminComment)
+		}
+	}
+	// One script that reads its options in a loop: its defaults without
+	// arguments, the options sbatch passes with them.
+	withOptions := c.BatchScript(t, optionsScript)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "gres:gpu:t4:1"},
+		{[]string{"--model", "deit_base_patch16_224", "--bs=128"}, "gres:gpu:a100:1"},
+	} {
+		j := c.job(t, c.Sbatch(t, append([]string{"-H", "--gres=gpu:1", withOptions}, tc.args...)...))
+		if got := clustertest.GresPart(j.TRESPerNode); got != c.TRES(t, tc.want) {
+			t.Errorf("sbatch options.sh %s: job %d tres_per_node %q, want %s (annotation %q)", strings.Join(tc.args, " "), j.ID, got, tc.want, j.AdminComment)
 		}
 	}
 	// The user's constraint rules: t4 only, and no t4 holds the upper bound.
