@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Features are what a job's batch script says about the work it launches,
@@ -1902,9 +1903,12 @@ var runInVersions = map[string]string{"qwen15": "qwen1.5", "qwen25": "qwen2.5", 
 func splitKinds(toks []string) []string {
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		for k := range modelKinds {
+		if last := t[len(t)-1]; last < 'a' || last > 'z' || strings.IndexFunc(t, unicode.IsDigit) < 0 {
+			continue // the common case: no kind after a digit
+		}
+		for _, k := range runInKinds {
 			head, ok := strings.CutSuffix(t, k)
-			if ok && len(k) > 1 && head != "" && head[len(head)-1] >= '0' && head[len(head)-1] <= '9' {
+			if ok && head != "" && head[len(head)-1] >= '0' && head[len(head)-1] <= '9' {
 				toks = slices.Insert(slices.Clone(toks), i+1, k)
 				toks[i] = head
 				i++
@@ -1914,6 +1918,10 @@ func splitKinds(toks []string) []string {
 	}
 	return toks
 }
+
+// runInKinds are the modelKinds that run into a version (qwen2vl), longest
+// first.
+var runInKinds = []string{"coder", "vision", "audio", "omni", "math", "code", "neox", "chat", "moe", "neo", "vl"}
 
 // tokAt returns toks[i], or "" past the end.
 func tokAt(toks []string, i int) string {
