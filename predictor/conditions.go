@@ -52,8 +52,8 @@ func (r *shellReader) test(cond []*syntax.Stmt) (result, known bool) {
 		b, okB := r.test([]*syntax.Stmt{c.Y})
 		result, ok = both(c.Op == syntax.AndStmt, a, okA, b, okB)
 	case *syntax.ArithmCmd:
-		var n int
-		n, ok = r.arithm(c.X)
+		var n int64
+		n, ok = r.arith(c.X, 0)
 		result = n != 0
 	case *syntax.CallExpr:
 		if len(c.Assigns) > 0 || len(c.Args) == 0 {
@@ -173,54 +173,6 @@ func (r *shellReader) testExpr(x syntax.TestExpr) (result, known bool) {
 		return compare(x.Op.String(), a, b)
 	}
 	return false, false
-}
-
-// arithm evaluates an arithmetic expression of integers, variables and
-// comparisons ($# > 0, count < 3, 1).
-func (r *shellReader) arithm(x syntax.ArithmExpr) (int, bool) {
-	switch x := x.(type) {
-	case *syntax.Word:
-		w := r.word(x)
-		if isIdent(w) {
-			v, ok := r.vars[w]
-			if !ok || v.unknown || len(v.vals) != 1 {
-				return 0, false
-			}
-			w = v.vals[0]
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(w))
-		return n, err == nil
-	case *syntax.ParenArithm:
-		return r.arithm(x.X)
-	case *syntax.BinaryArithm:
-		a, okA := r.arithm(x.X)
-		b, okB := r.arithm(x.Y)
-		if !okA || !okB {
-			return 0, false
-		}
-		var v bool
-		switch x.Op {
-		case syntax.Gtr:
-			v = a > b
-		case syntax.Geq:
-			v = a >= b
-		case syntax.Lss:
-			v = a < b
-		case syntax.Leq:
-			v = a <= b
-		case syntax.Eql:
-			v = a == b
-		case syntax.Neq:
-			v = a != b
-		default:
-			return 0, false
-		}
-		if v {
-			return 1, true
-		}
-		return 0, true
-	}
-	return 0, false
 }
 
 // both combines two conditions with && (and) or ||, known where either

@@ -223,8 +223,12 @@ func perGPUBatchFlag(nk string) bool {
 			per = per || i+1 < len(words) && perUnits[words[i+1]]
 		case "micro":
 			micro = true
-		case "eval", "val", "valid", "test", "inference", "infer", "predict", "generation", "rollout", "prob":
+		case "infer", "prob":
 			return false
+		default:
+			if notTrainingSections[w] {
+				return false
+			}
 		}
 	}
 	return batch && (per || micro)
@@ -1504,8 +1508,7 @@ func prefixedBatch(env map[string]string) (string, float64) {
 			continue
 		}
 		if words := strings.Split(nk, "_"); slices.ContainsFunc(words, func(w string) bool {
-			return w == "global" || w == "total" || w == "eval" || w == "val" || w == "valid" || w == "test" || w == "effective" ||
-				w == "rollout" || w == "inference"
+			return notTrainingSections[w] || w == "global" || w == "total" || w == "effective"
 		}) {
 			continue
 		}

@@ -229,11 +229,11 @@ func (r *shellReader) stmt(s *syntax.Stmt) {
 		r.stmts(c.Cond)
 		r.stmts(c.Do)
 	case *syntax.ForClause:
-		if wi, ok := c.Loop.(*syntax.WordIter); ok && wi.Name != nil && overArgs(wi) && r.parsesOnly(c.Do) {
-			r.forArgs(wi.Name.Value, c.Do) // for arg in "$@"; do case $arg in --bs=*) ...
-			return
-		}
 		if wi, ok := c.Loop.(*syntax.WordIter); ok && wi.Name != nil {
+			if overArgs(wi) && r.parsesOnly(c.Do) {
+				r.forArgs(wi.Name.Value, c.Do) // for arg in "$@"; do case $arg in --bs=*) ...
+				return
+			}
 			items := r.fields(wi.Items)
 			v := shVar{unknown: true}
 			if len(items) > 0 && !unexpanded(items[0]) && len(wi.Items) > 0 && allSame(items) {
@@ -1373,7 +1373,8 @@ func (r *shellReader) lookup(name string, index syntax.ArithmExpr) (val string, 
 	return v.vals[i], true, true
 }
 
-// arith evaluates integer arithmetic over literals and known variables.
+// arith evaluates integer arithmetic over literals and known variables,
+// comparisons giving 1 or 0 as bash's do ($# > 0, count <= 3).
 func (r *shellReader) arith(x syntax.ArithmExpr, depth int) (int64, bool) {
 	if depth > 32 || !r.spend(1) {
 		return 0, false
@@ -1411,9 +1412,29 @@ func (r *shellReader) arith(x syntax.ArithmExpr, depth int) (int64, bool) {
 				return 0, false
 			}
 			return a / b, true
+		case syntax.Gtr:
+			return boolInt(a > b), true
+		case syntax.Geq:
+			return boolInt(a >= b), true
+		case syntax.Lss:
+			return boolInt(a < b), true
+		case syntax.Leq:
+			return boolInt(a <= b), true
+		case syntax.Eql:
+			return boolInt(a == b), true
+		case syntax.Neq:
+			return boolInt(a != b), true
 		}
 	}
 	return 0, false
+}
+
+// boolInt is a comparison's value in shell arithmetic: 1 for true.
+func boolInt(v bool) int64 {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 // shellCode finds "bash -c CODE" (sh, zsh, dash; -lc, -ec) behind any
