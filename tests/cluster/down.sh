@@ -30,14 +30,9 @@ stop_pid "$D/run/augurd.pid" augurd
 stop_pid "$D/run/augur-node.pid" augur-node
 
 # Steps left behind by a killed slurmd: slurmstepd inherits our SLURM_CONF.
-for env in /proc/[0-9]*/environ; do
-	pid="${env#/proc/}"
-	pid="${pid%/environ}"
-	proc_alive "$pid" slurmstepd || continue
-	if tr '\0' '\n' 2>/dev/null <"$env" | grep -qxF "SLURM_CONF=$SLURM_CONF"; then
-		log "killing leftover slurmstepd (pid $pid)"
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
+for pid in $(conf_pids slurmstepd); do
+	log "killing leftover slurmstepd (pid $pid)"
+	kill -KILL "$pid" 2>/dev/null || true
 done
 rm -f "$D/run/augurd.sock" "$D/run/node.sock"
 log "cluster in $D is down"

@@ -82,42 +82,46 @@ pid_alive() {
 	[[ -n "$pid" ]] && proc_alive "$pid" "$2"
 }
 
-# stop_pid PIDFILE NAME: TERM, then KILL after 5 s. Never fails.
-stop_pid() {
-	local pidfile="$1" name="$2" pid i
-	pid="$(read_pid "$pidfile")"
-	if [[ -z "$pid" ]] || ! proc_alive "$pid" "$name"; then
-		rm -f "$pidfile"
-		return 0
-	fi
-	log "stopping $name (pid $pid)"
-	kill -TERM "$pid" 2>/dev/null || true
+# stop_pids NAME PID...: TERM the NAME processes, then KILL those still
+# alive after 5 s. Never fails.
+stop_pids() {
+	local name="$1" pid i alive
+	shift
+	(($# > 0)) || return 0
+	log "stopping $name (pid $*)"
+	kill -TERM "$@" 2>/dev/null || true
 	for ((i = 0; i < 50; i++)); do
-		proc_alive "$pid" "$name" || break
+		alive=()
+		for pid in "$@"; do
+			proc_alive "$pid" "$name" && alive+=("$pid")
+		done
+		((${#alive[@]} == 0)) && return 0
 		sleep 0.1
 	done
-	if proc_alive "$pid" "$name"; then
-		log "$name did not stop after 5 s; sending KILL"
-		kill -KILL "$pid" 2>/dev/null || true
-		sleep 0.2
-	fi
-	rm -f "$pidfile"
+	log "$name did not stop after 5 s; sending KILL to ${alive[*]}"
+	kill -KILL "${alive[@]}" 2>/dev/null || true
+	sleep 0.2
 }
 
-# cluster_pids PIDFILE NAME: the live NAME processes of this cluster: the
-# one PIDFILE names and every other whose environment holds this cluster's
-# SLURM_CONF. A pid file alone can be stale: from 23.11 on, `scontrol
-# reconfigure` makes slurmctld start its successor and exit, and the
-# successor's pid reaches the file only once it has started.
-cluster_pids() {
-	local name="$2" named pid env
-	named="$(read_pid "$1")"
-	[[ -n "$named" ]] && proc_alive "$named" "$name" && echo "$named"
+# stop_pid PIDFILE NAME: stop the NAME process PIDFILE names (stop_pids).
+# Never fails.
+stop_pid() {
+	local pid
+	pid="$(read_pid "$1")"
+	if [[ -n "$pid" ]] && proc_alive "$pid" "$2"; then
+		stop_pids "$2" "$pid"
+	fi
+	rm -f "$1"
+}
+
+# conf_pids NAME: the live NAME processes whose environment holds this
+# cluster's SLURM_CONF (the daemons the scripts start, and what they start).
+conf_pids() {
+	local env pid
 	for env in /proc/[0-9]*/environ; do
 		pid="${env#/proc/}"
 		pid="${pid%/environ}"
-		[[ "$pid" == "$named" ]] && continue
-		proc_alive "$pid" "$name" || continue
+		proc_alive "$pid" "$1" || continue
 		if tr '\0' '\n' 2>/dev/null <"$env" | grep -qxF "SLURM_CONF=$SLURM_CONF"; then
 			echo "$pid"
 		fi
@@ -125,31 +129,25 @@ cluster_pids() {
 	return 0
 }
 
+# cluster_pids PIDFILE NAME: the live NAME processes of this cluster: the
+# one PIDFILE names and every other conf_pids finds. A pid file alone can
+# be stale: from 23.11 on, `scontrol reconfigure` makes slurmctld start its
+# successor and exit, and the successor's pid reaches the file only once
+# it has started.
+cluster_pids() {
+	local named
+	named="$(read_pid "$1")"
+	[[ -n "$named" ]] && proc_alive "$named" "$2" && echo "$named"
+	conf_pids "$2" | grep -vxF "${named:-none}" || true
+}
+
 # stop_daemon PIDFILE NAME: stop every NAME process of this cluster
-# (cluster_pids): TERM, then KILL after 5 s. Never fails.
+# (cluster_pids, stop_pids). Never fails.
 stop_daemon() {
-	local pidfile="$1" name="$2" pids pid i alive
-	mapfile -t pids < <(cluster_pids "$pidfile" "$name")
-	if ((${#pids[@]} == 0)); then
-		rm -f "$pidfile"
-		return 0
-	fi
-	log "stopping $name (pid ${pids[*]})"
-	kill -TERM "${pids[@]}" 2>/dev/null || true
-	for ((i = 0; i < 50; i++)); do
-		alive=()
-		for pid in "${pids[@]}"; do
-			proc_alive "$pid" "$name" && alive+=("$pid")
-		done
-		((${#alive[@]} == 0)) && break
-		sleep 0.1
-	done
-	if ((${#alive[@]} > 0)); then
-		log "$name did not stop after 5 s; sending KILL to ${alive[*]}"
-		kill -KILL "${alive[@]}" 2>/dev/null || true
-		sleep 0.2
-	fi
-	rm -f "$pidfile"
+	local pids
+	mapfile -t pids < <(cluster_pids "$1" "$2")
+	stop_pids "$2" "${pids[@]}"
+	rm -f "$1"
 }
 
 # ---------------------------------------------------------------- augurd

@@ -37,14 +37,9 @@ if cluster_init "${1:-$REPO/tests/.cluster-multi}" 2>/dev/null; then
 		mn_agent_stop "$n"
 	done
 	# Steps left behind by a killed slurmd: slurmstepd inherits SLURM_CONF.
-	for env in /proc/[0-9]*/environ; do
-		pid="${env#/proc/}"
-		pid="${pid%/environ}"
-		proc_alive "$pid" slurmstepd || continue
-		if tr '\0' '\n' 2>/dev/null <"$env" | grep -qxF "SLURM_CONF=$SLURM_CONF"; then
-			log "killing leftover slurmstepd (pid $pid)"
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
+	for pid in $(conf_pids slurmstepd); do
+		log "killing leftover slurmstepd (pid $pid)"
+		kill -KILL "$pid" 2>/dev/null || true
 	done
 	rm -f "$D/run/augurd.sock" "$D"/run/node-*.sock
 fi
