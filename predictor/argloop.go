@@ -213,16 +213,17 @@ func overArgs(wi *syntax.WordIter) bool {
 	if len(wi.Items) == 0 {
 		return !wi.InPos.IsValid()
 	}
-	if len(wi.Items) != 1 || len(wi.Items[0].Parts) != 1 {
+	if len(wi.Items) != 1 {
 		return false
 	}
-	part := wi.Items[0].Parts[0]
-	if dq, ok := part.(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
-		part = dq.Parts[0]
+	w := wi.Items[0]
+	if len(w.Parts) == 1 {
+		if dq, ok := w.Parts[0].(*syntax.DblQuoted); ok {
+			w = &syntax.Word{Parts: dq.Parts} // "$@" is $@ quoted
+		}
 	}
-	pe, ok := part.(*syntax.ParamExp)
-	return ok && pe.Param != nil && (pe.Param.Value == "@" || pe.Param.Value == "*") &&
-		pe.Exp == nil && pe.Slice == nil && pe.Repl == nil && !pe.Length && !pe.Excl && pe.Index == nil
+	name := paramName(w)
+	return name == "@" || name == "*"
 }
 
 // parsesOnly reports whether a loop body only reads options: it runs no
