@@ -913,7 +913,7 @@ func trainingConsole(w string, args []string) int {
 		return 1
 	case len(args) > 1 && !strings.HasPrefix(args[0], "-") && isSubcommand(args[0]) && positionalHFModel(args[1]) != "":
 		return 1 // elk elicit huggyllama/llama-13b DATA: a tool's subcommand run on a hub model
-	case len(args) > 1 && strings.HasPrefix(args[0], "-") && modelFlags[normFlag(args[0])] && positionalHFModel(args[1]) != "":
+	case len(args) > 1 && strings.HasPrefix(args[0], "-") && modelFlag(normFlag(args[0])) && positionalHFModel(args[1]) != "":
 		return -1 // vf-vllm --model Qwen/Qwen2.5-7B-Instruct: a tool run on a hub model
 	}
 	return 0
@@ -1159,20 +1159,20 @@ func argFeatures(f Features, args []string, l launch) Features {
 			num, isNum = n, err == nil && n > 0 && n < 1e12
 		}
 		if unexpanded(v) {
-			if id := hubCacheID(strings.ToLower(v)); modelFlags[nk] && id != "" && !unexpanded(id) {
+			if id := hubCacheID(strings.ToLower(v)); modelFlag(nk) && id != "" && !unexpanded(id) {
 				// $HF_HOME/hub/models--org--name/snapshots/...: the cache is hidden, the model is not.
 				f.Model, f.ModelFrom = id, "flag"
 				f.note("model", k)
 				continue
 			}
-			if base := path.Base(v); modelFlags[nk] && !unexpanded(base) && familyModel(base) != "" {
+			if base := path.Base(v); modelFlag(nk) && !unexpanded(base) && familyModel(base) != "" {
 				// $MODELS/Llama-2-7b-hf: the directory is hidden, the name is not.
 				f.Model, f.ModelFrom = normModel(base), "flag"
 				f.note("model", k)
 				continue
 			}
 			switch {
-			case modelFlags[nk]:
+			case modelFlag(nk):
 				f.Unknown = addUnknown(f.Unknown, "model")
 			case batchFlags[nk]:
 				f.Unknown = addUnknown(f.Unknown, "batch_size")
@@ -1182,7 +1182,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 			continue
 		}
 		switch {
-		case modelFlags[nk] && !isNumber(v) && !(nk == "model_type" && f.Model != ""):
+		case modelFlag(nk) && !isNumber(v) && !(nk == "model_type" && f.Model != ""):
 			if m := familyModel(path.Base(v)); weightsExt(v) != "" && m != "" && !bareFamily(m) && validModel(m) {
 				// --weights yolov7_training.pt, resnet50_imagenet.pth: a
 				// weights file named for its model.
@@ -2373,6 +2373,34 @@ func familyFlag(nk string) string {
 	}
 	return ""
 }
+
+// modelFlag reports whether a flag names the model trained: one of
+// modelFlags, or a name built as those are, a word for a model (model,
+// arch, architecture, network) with words that say which copy it is or
+// how it is given (--pretrained_model_name, --init_model_path,
+// --architecture), never one beside it (besideModel) nor
+// one written or kept elsewhere (--output_model, --model_dir).
+func modelFlag(nk string) bool {
+	if modelFlags[nk] {
+		return true
+	}
+	head := false
+	for _, w := range strings.Split(nk, "_") {
+		switch {
+		case modelHeads[w]:
+			head = true
+		case !modelQualifiers[w]:
+			return false
+		}
+	}
+	return head && !besideModel(nk)
+}
+
+var (
+	modelHeads      = set("model", "arch", "architecture", "network")
+	modelQualifiers = set("pretrained", "pretrain", "base", "init", "initial", "name", "id", "or", "path", "load",
+		"from", "type")
+)
 
 // besideModel reports whether a flag names another model beside the one
 // trained: --teacher, --reward_model, --critic_path, --judge, --draft_model.

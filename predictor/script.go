@@ -51,8 +51,10 @@ type Script struct {
 // run with the submission's arguments, and without them the defaults
 // standing, ${v#*=}-style trims, an if over known words decided, DeepSeek's
 // release names, a teacher's or reward model's hub id never taken for the
-// model trained, and a job name's model family word as its workload.
-const SignatureVersion = "8"
+// model trained, and a job name's model family word as its workload; 9
+// model flags read by how their names are built (--pretrained_model_name,
+// --architecture), not only from a list.
+const SignatureVersion = "9"
 
 // Option is one #SBATCH option.
 type Option struct {

@@ -386,6 +386,18 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python main.py --plm_path /data/plms/bert-base-uncased --train_batch_size 8 --eval_batch_size 8`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "bert-base-uncased", ModelFrom: "flag", BatchSize: 8},
 		},
+		"a model flag no list names, built of a model word and how it is given": {
+			script: sh(`python main.py --base 50 --pretrained_model_name dino-vitb16 --data_dir datasets/cifar100`),
+			want:   Features{Launcher: "python", Program: "main.py", Model: "dino-vitb16", ModelFrom: "flag"},
+		},
+		"--architecture names the model": {
+			script: sh(`ARCH=convnext_tiny`, `python main.py --architecture "$ARCH" --data_dir data/cifar100`),
+			want:   Features{Launcher: "python", Program: "main.py", Model: "convnext_tiny", ModelFrom: "flag"},
+		},
+		"a model word beside where the model is written or kept is no model flag": {
+			script: sh(`python main.py --output_model_name my-finetune --model_save_path runs/x --teacher_model_name resnet152`),
+			want:   Features{Launcher: "python", Program: "main.py"},
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},
