@@ -1007,6 +1007,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	imsPerBatch := 0.0                  // detectron2's SOLVER.IMS_PER_BATCH: the images of all GPUs together
 	nameBatch, nameBatchFrom := 0.0, "" // the per-GPU batch an OpenMMLab config's name gives (8xb320)
 	cfgTotal, cfgTotalFrom := 0.0, ""   // the batch of all GPUs a detectron2 config's name gives (maskformer2_R50_bs16_50ep)
+	var verl verlBatch                  // verl's ppo_micro_batch_size, of all GPUs together
 	args = splitConfigLists(args)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -1079,6 +1080,15 @@ func argFeatures(f Features, args []string, l launch) Features {
 			// is not.
 			ownKey := !slices.ContainsFunc(parts[1:len(parts)-1], func(p string) bool { return p != "init_args" && p != "dict_kwargs" })
 			switch {
+			case parts[0] == "actor_rollout_ref" || parts[0] == "critic" || parts[0] == "trainer" && verlTrainerKeys[last]:
+				// verl: its policy's settings, its critic's, its GPUs.
+				if verl.read(parts, last, v, hasV) {
+					continue
+				}
+				nk = last
+				if parts[0] == "critic" && (batchFlags[last] || perGPUBatchFlag(last)) {
+					nk = "" // the critic's batch, beside the policy's
+				}
 			case parts[0] == "model" && modelNameKeys[last] && ownKey:
 				nk = "model"
 			case trainedSections[parts[0]] && modelNameKeys[last] && len(parts) == 2:
@@ -1338,6 +1348,18 @@ func argFeatures(f Features, args []string, l launch) Features {
 			if m := familyModel(v); m != "" && !bareFamily(m) && m == strings.ReplaceAll(strings.ToLower(v), "_", "-") {
 				otherModel, otherFrom = m, k
 			}
+		}
+	}
+	if verl.micro > 0 && !perGPUBatch {
+		// verl splits the deprecated ppo_micro_batch_size over its GPUs
+		// (and sequence-parallel groups); data.train_batch_size counts
+		// prompts of all GPUs, so it says nothing per GPU either.
+		f.BatchSize = 0
+		if n, from, ok := verl.perGPU(); ok {
+			f.BatchSize = n
+			f.note("batch_size", from)
+		} else {
+			f.Unknown = addUnknown(f.Unknown, "batch_size")
 		}
 	}
 	if f.BatchSize == 0 && nameBatch > 0 {
@@ -2330,6 +2352,69 @@ func yacsKey(w string) bool {
 		}
 	}
 	return true
+}
+
+// verlBatch gathers what verl's Hydra overrides say of its policy's
+// micro-batch: the deprecated ppo_micro_batch_size counts the samples of
+// all GPUs together, which verl divides by the world size over the
+// Ulysses sequence-parallel size (ppo_micro_batch_size_per_gpu, read as
+// any per-GPU flag, does not).
+type verlBatch struct {
+	micro             float64
+	microFrom         string
+	gpusPerNode, sp   float64
+	nodes             float64
+	nodesUnknown, bad bool
+}
+
+var verlTrainerKeys = set("n_gpus_per_node", "nnodes")
+
+// read takes one verl override (its key's parts, last word and value)
+// and reports whether it was one of those verlBatch gathers.
+func (b *verlBatch) read(parts []string, last, v string, hasV bool) bool {
+	if !hasV {
+		return false
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	num := err == nil && n > 0 && n < 1e9 && n == math.Trunc(n)
+	switch {
+	case parts[0] == "actor_rollout_ref" && slices.Contains(parts, "actor") && last == "ppo_micro_batch_size":
+		if num {
+			b.micro, b.microFrom = n, strings.Join(parts, ".")
+		}
+	case parts[0] == "critic" && last == "ppo_micro_batch_size":
+		// the critic's, beside the policy's
+	case parts[0] == "actor_rollout_ref" && slices.Contains(parts, "actor") && last == "ulysses_sequence_parallel_size":
+		if num {
+			b.sp = n
+		}
+	case parts[0] == "trainer" && last == "n_gpus_per_node":
+		b.gpusPerNode = 0
+		if num {
+			b.gpusPerNode = n
+		}
+	case parts[0] == "trainer" && last == "nnodes":
+		b.nodes, b.nodesUnknown = 0, !num
+		if num {
+			b.nodes = n
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// perGPU gives the policy's micro-batch per GPU and where it was read,
+// when the overrides give the GPUs it is split over and it splits evenly.
+func (b *verlBatch) perGPU() (float64, string, bool) {
+	if b.gpusPerNode == 0 || b.nodesUnknown {
+		return 0, "", false
+	}
+	world := b.gpusPerNode * max(b.nodes, 1) / max(b.sp, 1)
+	if world < 1 || world != math.Trunc(world) || math.Mod(b.micro, world) != 0 {
+		return 0, "", false
+	}
+	return b.micro / world, b.microFrom + " / " + strconv.FormatFloat(world, 'f', -1, 64) + " GPUs (trainer.n_gpus_per_node x trainer.nnodes)", true
 }
 
 // sizeFlags give a model's size apart from its family.

@@ -398,6 +398,27 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python main.py --output_model_name my-finetune --model_save_path runs/x --teacher_model_name resnet152`),
 			want:   Features{Launcher: "python", Program: "main.py"},
 		},
+		"verl's deprecated ppo_micro_batch_size is split over its GPUs; the critic's is not the policy's": {
+			script: sh(`#SBATCH --gres=gpu:8`, `python3 -m verl.trainer.main_ppo data.train_batch_size=512 \`,
+				`  actor_rollout_ref.model.path=Qwen/Qwen2.5-3B actor_rollout_ref.actor.ppo_micro_batch_size=64 \`,
+				`  actor_rollout_ref.actor.ulysses_sequence_parallel_size=2 critic.ppo_micro_batch_size=8 \`,
+				`  trainer.n_gpus_per_node=8 trainer.nnodes=2`),
+			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen2.5-3b", ModelFrom: "flag",
+				BatchSize: 8, GPUs: 8},
+		},
+		"verl's micro-batch over GPUs it cannot count is unknown, not the prompts of a step": {
+			script: sh(`#SBATCH --gres=gpu:8`, `python3 -m verl.trainer.main_ppo data.train_batch_size=512 \`,
+				`  actor_rollout_ref.model.path=Qwen/Qwen2.5-3B actor_rollout_ref.actor.ppo_micro_batch_size=64 \`,
+				`  trainer.n_gpus_per_node=8 trainer.nnodes=$NODES`),
+			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen2.5-3b", ModelFrom: "flag",
+				GPUs: 8, Unknown: []string{"batch_size"}},
+		},
+		"verl's per-GPU micro-batch is the policy's, whatever the critic's": {
+			script: sh(`#SBATCH --gres=gpu:4`, `python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-3B \`,
+				`  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 critic.ppo_micro_batch_size_per_gpu=16 trainer.n_gpus_per_node=4`),
+			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen2.5-3b", ModelFrom: "flag",
+				BatchSize: 4, GPUs: 4},
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},
