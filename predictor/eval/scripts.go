@@ -340,11 +340,15 @@ func intString(v *int) *string {
 // or without the organisation of a Hugging Face id ("meta-llama/Llama-2-7b-hf"
 // is "llama-2-7b-hf"), with or without Meta's brand and the "-hf" of its
 // converted weights ("Meta-Llama-3-8B-Instruct" is "llama-3-8b-instruct",
-// "llama-2-7b-chat-hf" is "llama-2-7b-chat"), and '-', '_' and '.' left out
-// ("llama3_1-8b" is "llama3.1-8b", "phi4" is "phi-4").
+// "llama-2-7b-chat-hf" is "llama-2-7b-chat"), and '-', '_', '.' and the
+// slash before a patch size left out ("llama3_1-8b" is "llama3.1-8b",
+// "phi4" is "phi-4", "jit-b/16" is "jit-b16").
 func SameModel(want, got string) bool {
 	norm := func(s string) string {
 		s = strings.ToLower(strings.TrimRight(strings.TrimSpace(s), "/"))
+		if i := strings.LastIndexByte(s, '/'); i >= 0 && isDigits(s[i+1:]) {
+			s = s[:i] + s[i+1:] // DiT-XL/2's patch size, not an organisation
+		}
 		s = s[strings.LastIndexByte(s, '/')+1:]
 		s = strings.TrimSuffix(strings.TrimPrefix(s, "meta-"), "-hf")
 		// llama3_1-8b is llama3.1-8b, phi4 is phi-4
@@ -387,4 +391,9 @@ func WrapperOrVariable(m string) bool {
 	m = strings.ToLower(m)
 	return notModelWords[m] || notModelWords[path.Base(m)] || strings.ContainsAny(m, "$`{}@") ||
 		strings.HasPrefix(m, "python")
+}
+
+// isDigits reports whether s is a non-empty run of ASCII digits.
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
