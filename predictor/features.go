@@ -839,7 +839,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		progDir = path.Dir(words[prog])
 	}
 	f = finishCommand(argFeatures(f, args, l), l, progDir, workdir, env)
-	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" && !hasSize(f.Model)) &&
+	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" && !hasSize(f.Model) && !hasVariant(f.Model)) &&
 		f.BatchSize == 0 && f.Precision == "" {
 		// A shell script or inline code that names no model, batch or
 		// precision, in its arguments, the variables it gets or its own
@@ -2138,6 +2138,13 @@ func hasSize(m string) bool {
 		}
 	}
 	return false
+}
+
+// hasVariant reports whether a model's name gives its family's variant
+// by a word (t5-large, vit-b), as a size would.
+func hasVariant(m string) bool {
+	ws := strings.FieldsFunc(m, func(r rune) bool { return r == '-' || r == '_' || r == '/' })
+	return len(ws) > 1 && slices.ContainsFunc(ws[1:], func(w string) bool { return variantWords[w] })
 }
 
 func hasLetter(s string) bool {

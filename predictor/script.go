@@ -53,7 +53,8 @@ type Script struct {
 // release names, a teacher's or reward model's hub id never taken for the
 // model trained, and a job name's model family word as its workload; 9
 // model flags read by how their names are built (--pretrained_model_name,
-// --architecture), not only from a list.
+// --architecture), not only from a list, and a shell script named for a
+// family's variant (train_t5_large.sh) read as the launch.
 const SignatureVersion = "9"
 
 // Option is one #SBATCH option.

@@ -341,6 +341,14 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:4`, `bash $REPO/examples/gpt/pretrain/ds_pretrain_gpt_1.3B_dense_run.sh`),
 			want:   Features{Program: "ds_pretrain_gpt_1.3B_dense_run.sh", Model: "gpt-1.3b", ModelFrom: "program", GPUs: 4},
 		},
+		"a shell script named for a family's variant runs it": {
+			script: sh(`#SBATCH --gpus=1`, `./hf_models/scripts/train_calflow_t5_large.sh`),
+			want:   Features{Program: "train_calflow_t5_large.sh", Model: "t5-large", ModelFrom: "program", GPUs: 1},
+		},
+		"a shell script named for a bare family is not the launch": {
+			script: sh(`bash scripts/setup_llama.sh`, `python train.py --model resnet50`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag"},
+		},
 		"a shell script named for nothing is not the launch": {
 			script: sh(`bash scripts/prepare_data.sh`, `python train.py --model resnet50`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag"},
