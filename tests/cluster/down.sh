@@ -10,8 +10,8 @@ D="$CLUSTER_DIR"
 trap - EXIT
 
 # Cancel running jobs first so that no job processes outlive slurmd.
-if [[ -f "$SLURM_CONF" ]] && pid_alive "$D/run/slurmctld.pid" slurmctld &&
-	pid_alive "$D/run/slurmd.pid" slurmd; then
+if [[ -f "$SLURM_CONF" ]] && daemon_alive "$D/run/slurmctld.pid" slurmctld &&
+	daemon_alive "$D/run/slurmd.pid" slurmd; then
 	ids="$(timeout 5 squeue -h -t running,configuring,suspended -o %A 2>/dev/null || true)"
 	if [[ -n "$ids" ]]; then
 		log "cancelling running jobs: $(echo "$ids" | tr '\n' ' ')"

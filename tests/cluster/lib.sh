@@ -141,6 +141,14 @@ cluster_pids() {
 	conf_pids "$2" | grep -vxF "${named:-none}" || true
 }
 
+# daemon_alive PIDFILE NAME: whether this cluster has a live NAME process
+# (cluster_pids): from Slurm 23.11 on, `scontrol reconfigure` hands
+# slurmctld and slurmd to a successor, which a pid file names only once
+# it has started.
+daemon_alive() {
+	[[ -n "$(cluster_pids "$1" "$2")" ]]
+}
+
 # stop_daemon PIDFILE NAME: stop every NAME process of this cluster
 # (cluster_pids, stop_pids). Never fails.
 stop_daemon() {
@@ -246,8 +254,9 @@ slurmctld_start() {
 }
 
 slurmd_start() {
-	local pidfile="$CLUSTER_DIR/run/slurmd.pid"
-	pid_alive "$pidfile" slurmd && die "slurmd already running (pid $(cat "$pidfile"))"
+	local pidfile="$CLUSTER_DIR/run/slurmd.pid" running
+	running="$(cluster_pids "$pidfile" slurmd | tr '\n' ' ')"
+	[[ -z "$running" ]] || die "slurmd already running (pid ${running% })"
 	rm -f "$pidfile"
 	log "starting slurmd${*:+ $*}"
 	setsid slurmd "$@" >>"$CLUSTER_DIR/log/slurmd.stderr" 2>&1 </dev/null ||
@@ -261,7 +270,7 @@ wait_ctld() {
 		if scontrol ping 2>/dev/null | grep -q 'is UP'; then
 			return 0
 		fi
-		pid_alive "$CLUSTER_DIR/run/slurmctld.pid" slurmctld || [[ $i -lt 10 ]] ||
+		daemon_alive "$CLUSTER_DIR/run/slurmctld.pid" slurmctld || [[ $i -lt 10 ]] ||
 			die "slurmctld is not running"
 		sleep 0.5
 	done

@@ -16,7 +16,7 @@ if cluster_init "${1:-$REPO/tests/.cluster-multi}" 2>/dev/null; then
 	trap - EXIT
 	D="$CLUSTER_DIR"
 	# Cancel running jobs first so that no job processes outlive slurmd.
-	if [[ -f "$SLURM_CONF" ]] && pid_alive "$D/run/slurmctld.pid" slurmctld; then
+	if [[ -f "$SLURM_CONF" ]] && daemon_alive "$D/run/slurmctld.pid" slurmctld; then
 		ids="$(timeout 5 squeue -h -t running,configuring,suspended,completing -o %A 2>/dev/null || true)"
 		if [[ -n "$ids" ]]; then
 			log "cancelling jobs: $(echo "$ids" | tr '\n' ' ')"
