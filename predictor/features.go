@@ -1303,6 +1303,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 				f.ZeROStage = z
 				f.note("zero_stage", k+" "+v)
 			}
+			if p := precisionValue(path.Base(v)); p != "" && p != "fp32" && f.Precision == "" {
+				// ds_config_fp16.json, zero2_bf16.json: DeepSpeed's config
+				// turns on the precision its name says.
+				f.Precision = p
+				f.note("precision", k+" "+v)
+			}
 		case stepFlags[nk] && isNum:
 			f.Steps = num
 			f.note("steps", k)

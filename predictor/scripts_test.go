@@ -427,6 +427,10 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen2.5-3b", ModelFrom: "flag",
 				BatchSize: 4, GPUs: 4},
 		},
+		"a DeepSpeed config named for its precision": {
+			script: sh(`python main.py --distributed --num-gpus 8 --mode train --config-yml configs/s2ef/gemnet-dT.yml --deepspeed-config configs/ds_config_fp16.json`),
+			want:   Features{Launcher: "python", Program: "main.py", Precision: "fp16", GPUs: 8},
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},
