@@ -1468,7 +1468,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 	if procs > 0 {
 		f.GPUs = procs * max(nodes, 1)
 		from := procsFrom
-		if nodes > 1 {
+		if l.total && procs == l.procs && procsFrom == l.procsFrom {
+			// accelerate --num_processes 16 --num_machines 2: 16 in all.
+			f.GPUs = procs
+		} else if nodes > 1 {
 			// "torchrun --nproc_per_node × --nnodes", the launcher said once.
 			launcher, _, _ := strings.Cut(procsFrom, " ")
 			from += " × " + strings.TrimPrefix(nodesFrom, launcher+" ")

@@ -431,6 +431,15 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python main.py --distributed --num-gpus 8 --mode train --config-yml configs/s2ef/gemnet-dT.yml --deepspeed-config configs/ds_config_fp16.json`),
 			want:   Features{Launcher: "python", Program: "main.py", Precision: "fp16", GPUs: 8},
 		},
+		"accelerate's --num_processes counts the processes of all machines": {
+			script: sh(`#SBATCH --nodes=2`, `#SBATCH --exclusive`, `GPUS_PER_NODE=8`, `NNODES=2`,
+				`srun bash -c "accelerate launch --multi_gpu --num_machines $NNODES --num_processes $((GPUS_PER_NODE*NNODES)) --machine_rank \$SLURM_PROCID -m axolotl.cli.train llama3-70b-fft.yaml"`),
+			want: Features{Launcher: "accelerate", Program: "axolotl.cli.train", Model: "llama3-70b", ModelFrom: "config", GPUs: 16},
+		},
+		"torchrun's --nproc_per_node counts per node": {
+			script: sh(`torchrun --nnodes 2 --nproc_per_node 4 train.py --model resnet50`),
+			want:   Features{Launcher: "torchrun", Program: "train.py", Model: "resnet50", ModelFrom: "flag", GPUs: 8},
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},

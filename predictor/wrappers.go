@@ -26,6 +26,10 @@ type launch struct {
 	// given; underSrun that srun or mpirun starts the launcher on every
 	// node of the allocation.
 	perNode, underSrun bool
+	// total says the process count is that of all nodes together
+	// (accelerate's --num_processes, mpirun's -np), which a node count
+	// beside it does not multiply.
+	total bool
 	// gpusUnknown says a process count is an expansion the script does
 	// not show (--nproc_per_node $NGPUS).
 	gpusUnknown bool
@@ -298,6 +302,7 @@ func peel(words []string) launch {
 				case procFlags[nk] && !(ln == "srun" && nk == "n"):
 					l.procs, l.procsFrom = n, ln+" "+k
 					l.perNode = perNodeFlags[nk] || ln == "deepspeed" && nk == "num_gpus"
+					l.total = ln == "accelerate" && nk == "num_processes" || ln == "mpirun" && (nk == "np" || nk == "n")
 				case nodeFlags[nk]:
 					l.nodes, l.nodesFrom = n, ln+" "+k
 				case ln == "lightning" && nk == "devices":
