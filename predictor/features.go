@@ -2806,6 +2806,14 @@ func headerGPUs(s Script) (n int, gpusFrom, typ, typFrom string) {
 	for _, k := range []string{"--gpus", "-G", "--gpus-per-node", "--gpus-per-task"} {
 		if v, ok := s.SbatchValue(k); ok {
 			t, c := splitTypedCount(v)
+			if c > 0 && perJob {
+				// --gpus=4 --gpus-per-node=2: the job's count stands (on two
+				// nodes); the other may name the type.
+				if typ == "" && t != "" {
+					typ, typFrom = t, "#SBATCH "+k
+				}
+				continue
+			}
 			if c > 0 {
 				if t != "" || typ == "" || c != n {
 					// --gpus-per-node=1 beside --gres=gpu:v100:1 keeps the

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -53,8 +54,9 @@ type Script struct {
 // release names, a teacher's or reward model's hub id never taken for the
 // model trained, and a job name's model family word as its workload; 9
 // model flags read by how their names are built (--pretrained_model_name,
-// --architecture), not only from a list, and a shell script named for a
-// family's variant (train_t5_large.sh) read as the launch.
+// --architecture), not only from a list, a shell script named for a
+// family's variant (train_t5_large.sh) read as the launch, and #SBATCH
+// long options read as sbatch reads them (--constrain is --constraint).
 const SignatureVersion = "9"
 
 // Option is one #SBATCH option.
@@ -178,6 +180,70 @@ const sbatchShortArgs = "AaBbCcDdeGiJLMmNnopqStwx"
 // dropped: --gpus-per-node="a40:8" is a40:8), a backslash takes the next
 // character as it is, and an unquoted # ends the line.
 func parseSbatch(rest string) []Option {
+	out := parseSbatchArgs(rest)
+	for i := range out {
+		out[i].Key = canonicalSbatchKey(out[i].Key)
+	}
+	return out
+}
+
+// sbatchLongOptions are the long options of sbatch 22.05 (its --help),
+// with the hidden ones real scripts use and those later releases add;
+// sbatchAliases are other names sbatch takes for some of them.
+var (
+	sbatchLongOptions = strings.Fields(`account acctg-freq array batch bb bbf begin chdir cluster-constraint
+		clusters comment constraint container contiguous core-spec cores-per-socket cpu-freq cpus-per-gpu
+		cpus-per-task deadline delay-boot dependency distribution error exclude exclusive export export-file
+		extra-node-info get-user-env gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket gpus-per-task gres
+		gres-flags help hint hold ignore-pbs input job-name kill-on-invalid-dep licenses mail-type mail-user
+		mcs-label mem mem-bind mem-per-cpu mem-per-gpu mincpus network nice no-kill no-requeue nodefile nodelist
+		nodes ntasks ntasks-per-core ntasks-per-gpu ntasks-per-node ntasks-per-socket ntasks-per-tres open-mode
+		output overcommit oversubscribe parsable partition power prefer priority profile propagate qos quiet
+		reboot requeue reservation segment signal sockets-per-node spread-job switches test-only thread-spec
+		threads-per-core time time-min tmp tres-per-task uid umask usage use-min-nodes verbose version wait
+		wait-all-nodes wckey wrap x11`)
+	sbatchAliases = map[string]string{"tasks-per-node": "ntasks-per-node"}
+)
+
+// canonicalSbatchKey names an #SBATCH long option as sbatch reads it
+// (getopt_long): an alias by the option's own name, and an abbreviation
+// that only one option starts with in full (--constrain, --out,
+// --gpus-per-nod); any other key, an ambiguous one (--gpu) or a plugin's
+// (--container-image), as written.
+func canonicalSbatchKey(k string) string {
+	name, ok := strings.CutPrefix(k, "--")
+	if !ok || name == "" {
+		return k
+	}
+	if full, ok := sbatchAliases[name]; ok {
+		return "--" + full
+	}
+	if slices.Contains(sbatchLongOptions, name) {
+		return k
+	}
+	full := ""
+	for _, o := range sbatchLongOptions {
+		if strings.HasPrefix(o, name) {
+			if full != "" {
+				return k // ambiguous: sbatch refuses it
+			}
+			full = o
+		}
+	}
+	for a := range sbatchAliases {
+		if strings.HasPrefix(a, name) {
+			return k // a prefix of an alias as well: leave it be
+		}
+	}
+	if full == "" {
+		return k
+	}
+	return "--" + full
+}
+
+// parseSbatchArgs splits an #SBATCH line's arguments into options, keys
+// as written.
+func parseSbatchArgs(rest string) []Option {
 	fields := sbatchArgs(rest)
 	var out []Option
 	for i := 0; i < len(fields); i++ {

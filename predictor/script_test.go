@@ -297,3 +297,26 @@ func TestSubmittedOnStdin(t *testing.T) {
 		t.Errorf("a submitted job that submits another is read as itself: model %q, script from %q", f.Model, f.From["script"])
 	}
 }
+
+// TestCanonicalSbatchKey: #SBATCH long options read as sbatch 22.05's
+// getopt_long reads them (each case checked against the real sbatch: the
+// alias and the abbreviations it takes, the ones it calls ambiguous).
+func TestCanonicalSbatchKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"--tasks-per-node":  "--ntasks-per-node", // a hidden alias
+		"--gpus-per-nod":    "--gpus-per-node",   // an abbreviation only one option starts with
+		"--constrain":       "--constraint",
+		"--err":             "--error",
+		"--out":             "--output",
+		"--gpu":             "--gpu",             // ambiguous: --gpu-bind, --gpus, ...
+		"--ntasks-per":      "--ntasks-per",      // ambiguous
+		"--gres":            "--gres",            // exact, though --gres-flags starts with it
+		"--container-image": "--container-image", // pyxis's, no prefix of sbatch's own
+		"-G":                "-G",
+		"--":                "--",
+	} {
+		if got := canonicalSbatchKey(in); got != want {
+			t.Errorf("canonicalSbatchKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

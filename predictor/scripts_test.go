@@ -440,6 +440,11 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`torchrun --nnodes 2 --nproc_per_node 4 train.py --model resnet50`),
 			want:   Features{Launcher: "torchrun", Program: "train.py", Model: "resnet50", ModelFrom: "flag", GPUs: 8},
 		},
+		"--gpus counts the job's GPUs whatever --gpus-per-node says; --tasks-per-node is --ntasks-per-node": {
+			script: sh(`#SBATCH --gpus=4`, `#SBATCH --gpus-per-node=2`, `#SBATCH --ntasks=4`, `#SBATCH --tasks-per-node=2`,
+				`#SBATCH --constrain=a100`, `srun python ddp.py --epochs=10 --batch-size=256`),
+			want: Features{Launcher: "srun", Program: "ddp.py", BatchSize: 256, Epochs: 10, GPUs: 4, GPUType: "a100"},
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},

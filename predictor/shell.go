@@ -1497,6 +1497,9 @@ func stdinSubmission(words []string) ([]Option, bool) {
 			opts = append(opts, Option{Key: w})
 		}
 	}
+	for i := range opts {
+		opts[i].Key = canonicalSbatchKey(opts[i].Key)
+	}
 	return opts, true
 }
 
