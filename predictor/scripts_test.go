@@ -445,6 +445,10 @@ func TestNamesSitesUse(t *testing.T) {
 				`#SBATCH --constrain=a100`, `srun python ddp.py --epochs=10 --batch-size=256`),
 			want: Features{Launcher: "srun", Program: "ddp.py", BatchSize: 256, Epochs: 10, GPUs: 4, GPUType: "a100"},
 		},
+		"OpenMMLab's dist_train.sh is given a config, not a program to run": {
+			script: sh(`#SBATCH --gres=gpu:8`, `bash tools/dist_train.sh configs/mask_rcnn/mask-rcnn_r50_fpn_1x_coco.py 8`),
+			want:   Features{Program: "dist_train.sh", Model: "mask-rcnn-r50-fpn", ModelFrom: "config", GPUs: 8},
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},

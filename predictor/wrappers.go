@@ -355,11 +355,19 @@ func launchAhead(words []string) bool {
 			break
 		}
 		base := path.Base(w)
-		if _, ok := launchers[base]; ok || strings.HasSuffix(w, ".py") || base == "singularity" || base == "apptainer" {
+		if _, ok := launchers[base]; ok || strings.HasSuffix(w, ".py") && !configPy(w) || base == "singularity" || base == "apptainer" {
 			return true
 		}
 	}
 	return false
+}
+
+// configPy reports whether a .py file lives in a config directory
+// (configs/, local_configs/): OpenMMLab's and detectron2's configs are
+// python, and a script given one (tools/dist_train.sh CONFIG GPUS) is
+// not handing it a program to run.
+func configPy(w string) bool {
+	return strings.HasSuffix(w, ".py") && strings.Contains(strings.ToLower(path.Dir(w)), "config")
 }
 
 // setLauncher keeps the outermost training launcher: a later torchrun or
