@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# enter: run a command chrooted in a Debian root (slurm-root.sh, fresh-demo.sh). Sourced, never run.
+# enter: run a command chrooted in a Debian root (slurm-root.sh, fresh.sh). Sourced, never run.
 
 # enter DIR [BIND...] -- CMD...: CMD chrooted in DIR, in a mount namespace
 # of its own (its mounts vanish with it), with /dev, /proc and /sys, and
