@@ -636,16 +636,26 @@ func headerGPUType(s Script, given map[string]string) (string, string) {
 		v, ok := s.SbatchValue(opt, short)
 		return v, "#SBATCH " + opt, ok
 	}
+	constraint := AnyGPU
 	if v, src, ok := value("--constraint", "-C"); ok {
 		c, err := ParseConstraint(v)
 		if err != nil {
 			return "", ""
 		}
-		limit(src, ConstraintGPUs(c))
+		constraint = ConstraintGPUs(c)
+		limit(src, constraint)
 	}
 	for _, o := range []struct{ opt, short string }{{"--partition", "-p"}, {"--account", "-A"}, {"--qos", "-q"}, {"--reservation", "--reservation"}} {
 		if v, src, ok := value(o.opt, o.short); ok {
-			limit(src, NameGPUs(strings.Trim(v, `"'`)))
+			set := NameGPUs(strings.Trim(v, `"'`))
+			if both := constraint.And(set); !set.Any && !constraint.Any && len(both.Names) == 0 {
+				// A name read as a GPU that the constraint, which Slurm
+				// enforces, rules out means something else: Jean Zay's
+				// qos_gpu-t4 is a time limit beside -C v100-32g. (Two
+				// names that disagree still leave the type unknown.)
+				continue
+			}
+			limit(src, set)
 		}
 	}
 	if allowed.Any || len(allowed.Names) == 0 || allowed.Names[0].Type == "" {

@@ -251,13 +251,15 @@ func TestHeaderGPUType(t *testing.T) {
 		"--gpus type":    {"#SBATCH --gpus=a100:2\n#SBATCH -p gpu_t4\n", "a100", "#SBATCH --gpus"},
 		"typed gres beside an untyped --gpus-per-node of the same count": {
 			"#SBATCH --gpus-per-node=1\n#SBATCH --gres=gpu:v100:1\n", "v100", "#SBATCH --gres"},
-		"contradiction":   {"#SBATCH -C v100\n#SBATCH -p gpu_a100\n", "", ""},
-		"bad constraint":  {"#SBATCH -C a100&\n", "", ""},
-		"nothing":         {"#SBATCH -p gpu\n#SBATCH -C ib\n", "", ""},
-		"ambiguous name":  {"#SBATCH --qos=qos_gpu_h100-t4\n", "", ""},
-		"reservation":     {"#SBATCH --gres=gpu:2\n#SBATCH --reservation=A100\n", "a100", "#SBATCH --reservation"},
-		"mila a100l":      {"#SBATCH --gres=gpu:1\n#SBATCH -C a100l\n", "a100-80g", "#SBATCH --constraint"},
-		"narrowed by QOS": {"#SBATCH -C h100|a100\n#SBATCH --qos=qos_gpu_h100-t4\n", "h100", "#SBATCH --constraint + #SBATCH --qos"},
+		"a name the constraint rules out": {"#SBATCH -C v100\n#SBATCH -p gpu_a100\n", "v100", "#SBATCH --constraint"},
+		"jean zay's time tier beside -C":  {"#SBATCH -C v100-32g\n#SBATCH --qos=qos_gpu-t4\n", "v100-32g", "#SBATCH --constraint"},
+		"two names that disagree":         {"#SBATCH -p gpu_a100\n#SBATCH --qos=h100\n", "", ""},
+		"bad constraint":                  {"#SBATCH -C a100&\n", "", ""},
+		"nothing":                         {"#SBATCH -p gpu\n#SBATCH -C ib\n", "", ""},
+		"ambiguous name":                  {"#SBATCH --qos=qos_gpu_h100-t4\n", "", ""},
+		"reservation":                     {"#SBATCH --gres=gpu:2\n#SBATCH --reservation=A100\n", "a100", "#SBATCH --reservation"},
+		"mila a100l":                      {"#SBATCH --gres=gpu:1\n#SBATCH -C a100l\n", "a100-80g", "#SBATCH --constraint"},
+		"narrowed by QOS":                 {"#SBATCH -C h100|a100\n#SBATCH --qos=qos_gpu_h100-t4\n", "h100", "#SBATCH --constraint + #SBATCH --qos"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

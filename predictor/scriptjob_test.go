@@ -65,12 +65,13 @@ func TestScriptJobGPUTypeHint(t *testing.T) {
 		o          SubmitOptions
 		hint, from string
 	}{
-		"header":             {SubmitOptions{}, "v100", "#SBATCH --constraint"},
-		"command line -C":    {SubmitOptions{Constraint: "a100"}, "a100", "command line --constraint"},
-		"-C and -p together": {SubmitOptions{Constraint: "a100|h100", Partition: "gpu_h100"}, "h100", "command line --constraint + command line --partition"},
-		"a contradiction":    {SubmitOptions{Partition: "gpu_a100"}, "", ""},
-		"a reservation":      {SubmitOptions{Constraint: "ib", Reservation: "h100_maint"}, "h100", "command line --reservation"},
-		"a typed request":    {SubmitOptions{Gres: "gpu:t4:1", Constraint: "a100"}, "", ""},
+		"header":                               {SubmitOptions{}, "v100", "#SBATCH --constraint"},
+		"command line -C":                      {SubmitOptions{Constraint: "a100"}, "a100", "command line --constraint"},
+		"-C and -p together":                   {SubmitOptions{Constraint: "a100|h100", Partition: "gpu_h100"}, "h100", "command line --constraint + command line --partition"},
+		"a partition the constraint rules out": {SubmitOptions{Partition: "gpu_a100"}, "v100", "#SBATCH --constraint"},
+		"partition and QOS that disagree":      {SubmitOptions{Constraint: "ib", Partition: "gpu_a100", QOS: "h100"}, "", ""},
+		"a reservation":                        {SubmitOptions{Constraint: "ib", Reservation: "h100_maint"}, "h100", "command line --reservation"},
+		"a typed request":                      {SubmitOptions{Gres: "gpu:t4:1", Constraint: "a100"}, "", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			job, _, err := ScriptJob(s, tc.o)
