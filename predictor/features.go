@@ -1040,6 +1040,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 			if b := mmBatch(a); b > 0 && nameBatch == 0 {
 				nameBatch, nameBatchFrom = b, a
 			}
+			if p := precisionFromName(a); isConfigFile(a) && p != "" && p != "fp32" && f.Precision == "" {
+				// run.sh configs/accelerate/zero2-bf16.yaml: a config
+				// given alone, named for its precision.
+				f.Precision = p
+				f.note("precision", a)
+			}
 			if m := configFileModel(a); m != "" && configModel == "" {
 				configModel, configFrom = m, a
 			} else if w := configStandIn(a, true); w != "" && standIn == "" {
@@ -1303,7 +1309,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 				f.ZeROStage = z
 				f.note("zero_stage", k+" "+v)
 			}
-			if p := precisionValue(path.Base(v)); p != "" && p != "fp32" && f.Precision == "" {
+			if p := precisionFromName(v); p != "" && p != "fp32" && f.Precision == "" {
 				// ds_config_fp16.json, zero2_bf16.json: DeepSpeed's config
 				// turns on the precision its name says.
 				f.Precision = p

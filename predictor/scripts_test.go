@@ -449,6 +449,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:8`, `bash tools/dist_train.sh configs/mask_rcnn/mask-rcnn_r50_fpn_1x_coco.py 8`),
 			want:   Features{Program: "dist_train.sh", Model: "mask-rcnn-r50-fpn", ModelFrom: "config", GPUs: 8},
 		},
+		"a config given alone, named for its precision": {
+			script: sh(`#SBATCH --nodes=2`, `srun scripts/accelerate_train_example.sh configs/accelerate/zero2-bf16.yaml /opt/conda trlx`),
+			want:   Features{Launcher: "srun", Program: "accelerate_train_example.sh", Precision: "bf16"},
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},
