@@ -340,8 +340,8 @@ func intString(v *int) *string {
 // or without the organisation of a Hugging Face id ("meta-llama/Llama-2-7b-hf"
 // is "llama-2-7b-hf"), with or without Meta's brand and the "-hf" of its
 // converted weights ("Meta-Llama-3-8B-Instruct" is "llama-3-8b-instruct",
-// "llama-2-7b-chat-hf" is "llama-2-7b-chat"), and '-', '_', '.' and the
-// slash before a patch size left out ("llama3_1-8b" is "llama3.1-8b",
+// "llama-2-7b-chat-hf" is "llama-2-7b-chat"), and '-', '_', '.', spaces and
+// the slash before a patch size left out ("llama3_1-8b" is "llama3.1-8b",
 // "phi4" is "phi-4", "jit-b/16" is "jit-b16").
 func SameModel(want, got string) bool {
 	norm := func(s string) string {
@@ -351,8 +351,8 @@ func SameModel(want, got string) bool {
 		}
 		s = s[strings.LastIndexByte(s, '/')+1:]
 		s = strings.TrimSuffix(strings.TrimPrefix(s, "meta-"), "-hf")
-		// llama3_1-8b is llama3.1-8b, phi4 is phi-4
-		return predictor.SquashModel(s)
+		// llama3_1-8b is llama3.1-8b, phi4 is phi-4, "decoder-only ssm" is decoder_only_ssm
+		return predictor.SquashModel(strings.Join(strings.Fields(s), ""))
 	}
 	return norm(want) == norm(got)
 }

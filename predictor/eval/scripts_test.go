@@ -95,6 +95,7 @@ func TestSameNames(t *testing.T) {
 		{SameModel, "llama-3.1", "llama31", true},
 		{SameModel, "qwen2.5-7b", "qwen2.5-72b", false},
 		{SameModel, "jit-b/16", "jit-b16", true},
+		{SameModel, "decoder-only ssm", "decoder_only_ssm", true},
 		{SameModel, "dit-l/4", "dit-l/2", false},
 		{SameModel, "dit-xl/2", "2", false},
 		{SameGPUType, "a100", "nvidia_a100_80gb", true},
