@@ -55,8 +55,11 @@ type Script struct {
 // model trained, and a job name's model family word as its workload; 9
 // model flags read by how their names are built (--pretrained_model_name,
 // --architecture), not only from a list, a shell script named for a
-// family's variant (train_t5_large.sh) read as the launch, and #SBATCH
-// long options read as sbatch reads them (--constrain is --constraint).
+// family's variant (train_t5_large.sh) read as the launch, #SBATCH long
+// options read as sbatch reads them (--constrain is --constraint), a
+// config directory's .py after a shell script read as its config, and a
+// partition, account or QOS name the constraint rules out not read as a
+// GPU type.
 const SignatureVersion = "9"
 
 // Option is one #SBATCH option.
