@@ -2382,11 +2382,11 @@ func yacsKey(w string) bool {
 // Ulysses sequence-parallel size (ppo_micro_batch_size_per_gpu, read as
 // any per-GPU flag, does not).
 type verlBatch struct {
-	micro             float64
-	microFrom         string
-	gpusPerNode, sp   float64
-	nodes             float64
-	nodesUnknown, bad bool
+	micro           float64
+	microFrom       string
+	gpusPerNode, sp float64
+	nodes           float64
+	nodesUnknown    bool
 }
 
 var verlTrainerKeys = set("n_gpus_per_node", "nnodes")
@@ -2436,7 +2436,11 @@ func (b *verlBatch) perGPU() (float64, string, bool) {
 	if world < 1 || world != math.Trunc(world) || math.Mod(b.micro, world) != 0 {
 		return 0, "", false
 	}
-	return b.micro / world, b.microFrom + " / " + strconv.FormatFloat(world, 'f', -1, 64) + " GPUs (trainer.n_gpus_per_node x trainer.nnodes)", true
+	groups := "trainer.n_gpus_per_node × trainer.nnodes"
+	if b.sp > 1 {
+		groups += " / actor.ulysses_sequence_parallel_size"
+	}
+	return b.micro / world, b.microFrom + " / (" + groups + ")", true
 }
 
 // sizeFlags give a model's size apart from its family.
