@@ -169,6 +169,7 @@ func FuzzParseScript(f *testing.F) {
 	f.Add(trainScript)
 	f.Add("#SBATCH -G\n#SBATCH --x=\n\x00\xff")
 	f.Add(strings.Repeat("#SBATCH --gres=gpu:1 ", 1000))
+	f.Add("#SBATCH --tasks-per-node=2 --constrain=a100|v100 --gpus=4 --gpus-per-nod=2 --gpu=1 --\npython x.py\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		if sig := ParseScript(s).Signature; len(sig) != 24 {
 			t.Fatalf("signature %q", sig)
