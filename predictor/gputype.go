@@ -251,6 +251,23 @@ func spelledPrefix(w string) (GPUName, bool) {
 		if known && (tail == "q" || versionWord(tail)) {
 			return g, true // a queue's or a generation's mark: l40sq, t4v2
 		}
+		if known && endsInDigit {
+			// NVIDIAA10080GBPCIe: the memory, with its unit, run into the
+			// type, a form factor after it.
+			t := tail
+			for _, ff := range []string{"pcie", "sxm5", "sxm4", "sxm3", "sxm2", "sxm", "nvl"} {
+				if rest, ok := strings.CutSuffix(t, ff); ok && rest != "" {
+					t = rest
+					break
+				}
+			}
+			if mem, ok := memWord(t, false); ok {
+				if g.MemGiB == 0 {
+					g.MemGiB = mem
+				}
+				return g, true
+			}
+		}
 		if known && endsInDigit && (len(tail) >= 3 && strings.Trim(tail, "abcdefghijklmnopqrstuvwxyz") == "" || tail == "nv") {
 			// a40short; a100nv, KISTI's NVLink nodes
 			return g, true

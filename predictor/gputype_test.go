@@ -30,6 +30,9 @@ func TestReadGPUNames(t *testing.T) {
 		"quadroRTX8000":       {n("rtx8000", 0)},
 		"6000ada":             {n("rtx6000ada", 0)},
 		"teslaroom":           nil,
+		"NVIDIAA10080GBPCIe":  {n("a100", 80)},
+		"h10094gbnvl":         {n("h100", 94)},
+		"a10080":              nil, // no unit: an a100 of 80 or a count
 		"v100_32gb":           {n("v100", 32)},
 		"V100-32GB":           {n("v100", 32)},
 		"v100-32":             {n("v100", 32)},
