@@ -1362,6 +1362,15 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 		}
 	}
+	if procs == 0 && verl.gpusPerNode > 0 && !verl.nodesUnknown {
+		// verl's trainer.n_gpus_per_node × trainer.nnodes: the GPUs its
+		// Ray workers take, which a header without a GPU request leaves
+		// to the script.
+		procs, procsFrom = int(verl.gpusPerNode), "trainer.n_gpus_per_node"
+		if verl.nodes > 0 {
+			nodes, nodesFrom = int(verl.nodes), "trainer.nnodes"
+		}
+	}
 	if verl.micro > 0 && !perGPUBatch {
 		// verl splits the deprecated ppo_micro_batch_size over its GPUs
 		// (and sequence-parallel groups); data.train_batch_size counts

@@ -421,6 +421,12 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen2.5-3b", ModelFrom: "flag",
 				GPUs: 8, Unknown: []string{"batch_size"}},
 		},
+		"verl's trainer counts the GPUs a header without a GPU request leaves to it": {
+			script: sh(`#SBATCH --nodes=1`, `#SBATCH --environment=verl`, `python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-3B \`,
+				`  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 trainer.n_gpus_per_node=4 trainer.nnodes=2`),
+			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen2.5-3b", ModelFrom: "flag",
+				BatchSize: 4, GPUs: 8},
+		},
 		"verl's per-GPU micro-batch is the policy's, whatever the critic's": {
 			script: sh(`#SBATCH --gres=gpu:4`, `python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-3B \`,
 				`  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 critic.ppo_micro_batch_size_per_gpu=16 trainer.n_gpus_per_node=4`),
