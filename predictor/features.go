@@ -356,7 +356,7 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 	// which one a family word is: "# LoRA fine-tune Qwen3-VL-2B".
 	if weak := f.Model == "" || f.ModelFrom == "path" || bareFamily(f.Model); weak || !hasSize(f.Model) {
 		// (The comments are read only where they could say more.)
-		if m, line := commentModel(text); m != "" && (weak || sizes(m, f.Model)) {
+		if m, line := commentModel(text); m != "" && (weak && !otherFamily(f, m) || sizes(m, f.Model)) {
 			f.Model, f.ModelFrom = m, "comment"
 			f.note("model", "comment, line "+strconv.FormatUint(uint64(line), 10))
 		}
@@ -2162,6 +2162,15 @@ func hasSize(m string) bool {
 		}
 	}
 	return false
+}
+
+// otherFamily reports whether the commands already name a model family
+// (a config's or program's word standing in: bart of bart_training.yaml)
+// other than m's: a comment naming another ("# For T5 instead:") is about
+// an alternative, not this job.
+func otherFamily(f Features, m string) bool {
+	fam := familyOf(f.Model)
+	return f.Model != "" && fam != "" && fam != familyOf(m) && f.From["model"] != jobNameSource
 }
 
 // hasVariant reports whether a model's name gives its family's variant

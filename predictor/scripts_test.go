@@ -459,6 +459,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --nodes=2`, `srun scripts/accelerate_train_example.sh configs/accelerate/zero2-bf16.yaml /opt/conda trlx`),
 			want:   Features{Launcher: "srun", Program: "accelerate_train_example.sh", Precision: "bf16"},
 		},
+		"a comment about another family's run is not this job's": {
+			script: sh(`python src/train.py --config configs/bart_training.yaml`, `# For T5-base instead:`, `# python src/train.py --config configs/t5_training.yaml`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "bart", ModelFrom: "config"},
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},
