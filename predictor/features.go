@@ -1654,7 +1654,8 @@ var notModels = set("singularity", "apptainer", "docker", "podman", "enroot", "s
 	"mpirun", "torchrun", "deepspeed", "accelerate", "env", "time", "nohup", "numactl", "stdbuf", "exec", "pip",
 	"echo", "hostname", "sleep", "module", "tune", "lightning", "composer", "nsys", "ncu", "true", "none", "null",
 	"pytest", "jupyter", "tensorboard", "wandb", "huggingface-cli", "hf", "git", "cat", "tee", "run", "train",
-	"scratch", "resume", "random") // nanoGPT's --init_from=scratch: no model named
+	"scratch", "resume", "random", // nanoGPT's --init_from=scratch: no model named
+	"both", "all", "default", "auto", "custom", "any", "other", "same") // model=both: a choice among the program's own
 
 // placeholder reports whether a name is one a shared script leaves for
 // its user to fill in: your_working_directory, your-model, path_to_ckpt,
@@ -2528,7 +2529,7 @@ func modelFlag(nk string) bool {
 var (
 	modelHeads      = set("model", "arch", "architecture", "network")
 	modelQualifiers = set("pretrained", "pretrain", "base", "init", "initial", "name", "id", "or", "path", "load",
-		"from", "type")
+		"from", "type", "tag")
 )
 
 // besideModel reports whether a flag names another model beside the one

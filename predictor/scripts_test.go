@@ -463,6 +463,14 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python src/train.py --config configs/bart_training.yaml`, `# For T5-base instead:`, `# python src/train.py --config configs/t5_training.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart", ModelFrom: "config"},
 		},
+		"--model_tag names a hub model": {
+			script: sh(`python -m utils.train_classifier --batch_size 64 --model_tag "distilbert-base-multilingual-cased"`),
+			want:   Features{Launcher: "python", Program: "-m utils.train_classifier", Model: "distilbert-base-multilingual-cased", ModelFrom: "flag", BatchSize: 64},
+		},
+		"model=both names a choice, not a model": {
+			script: sh(`python modeling.py model=both model.gpu=-1`),
+			want:   Features{Launcher: "python", Program: "modeling.py", Model: "modeling", ModelFrom: "path"}, // the program standing in
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},
