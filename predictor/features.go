@@ -1008,6 +1008,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 	nameBatch, nameBatchFrom := 0.0, "" // the per-GPU batch an OpenMMLab config's name gives (8xb320)
 	cfgTotal, cfgTotalFrom := 0.0, ""   // the batch of all GPUs a detectron2 config's name gives (maskformer2_R50_bs16_50ep)
 	var verl verlBatch                  // verl's ppo_micro_batch_size, of all GPUs together
+	// PySlowFast's TRAIN.BATCH_SIZE counts all GPUs' clips, NUM_GPUS per
+	// machine times NUM_SHARDS machines.
+	yacsTotal, yacsGPUs, yacsShards := 0.0, 0, 0
 	args = splitConfigLists(args)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -1023,9 +1026,23 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 		case isHydra(a):
 			k, v, hasV = strings.Cut(strings.TrimLeft(a, "+~"), "=")
+		case (a == "NUM_GPUS" || a == "NUM_SHARDS") && i+1 < len(args):
+			if n, err := strconv.Atoi(args[i+1]); err == nil && n > 0 && n <= 1<<16 {
+				if a == "NUM_GPUS" {
+					yacsGPUs = n
+				} else {
+					yacsShards = n
+				}
+			}
+			i++
+			continue
 		case yacsKey(a) && i+1 < len(args):
 			// detectron2's and yacs' KEY VALUE overrides: SOLVER.IMS_PER_BATCH 32 OUTPUT_DIR out/
 			switch {
+			case a == "TRAIN.BATCH_SIZE":
+				if n, err := strconv.ParseFloat(args[i+1], 64); err == nil && n > 0 && n < 1e9 {
+					yacsTotal = n
+				}
 			case strings.HasSuffix(a, ".IMS_PER_BATCH"):
 				if n, err := strconv.ParseFloat(args[i+1], 64); err == nil && n > 0 && n < 1e9 {
 					imsPerBatch = n
@@ -1360,6 +1377,19 @@ func argFeatures(f Features, args []string, l launch) Features {
 			if m := familyModel(v); m != "" && !bareFamily(m) && m == strings.ReplaceAll(strings.ToLower(v), "_", "-") {
 				otherModel, otherFrom = m, k
 			}
+		}
+	}
+	if yacsGPUs > 0 {
+		if procs == 0 {
+			procs, procsFrom = yacsGPUs, "NUM_GPUS"
+			if yacsShards > 0 {
+				nodes, nodesFrom = yacsShards, "NUM_SHARDS"
+			}
+		}
+		if n := float64(yacsGPUs * max(yacsShards, 1)); f.BatchSize == 0 && yacsTotal > 0 && math.Mod(yacsTotal, n) == 0 {
+			// tools/run_net.py ... NUM_GPUS 2 TRAIN.BATCH_SIZE 16: 8 per GPU.
+			f.BatchSize = yacsTotal / n
+			f.note("batch_size", "TRAIN.BATCH_SIZE / NUM_GPUS")
 		}
 	}
 	if procs == 0 && verl.gpusPerNode > 0 && !verl.nodesUnknown {

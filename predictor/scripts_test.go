@@ -471,6 +471,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python modeling.py model=both model.gpu=-1`),
 			want:   Features{Launcher: "python", Program: "modeling.py", Model: "modeling", ModelFrom: "path"}, // the program standing in
 		},
+		"PySlowFast's TRAIN.BATCH_SIZE counts all GPUs' clips, NUM_GPUS per machine": {
+			script: sh(`python tools/run_net.py --cfg configs/Kinetics/SLOW_8x8_R50.yaml NUM_GPUS 4 NUM_SHARDS 2 TRAIN.BATCH_SIZE 64 SOLVER.BASE_LR 0.1`),
+			want:   Features{Launcher: "python", Program: "run_net.py", BatchSize: 8, GPUs: 8},
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},
