@@ -223,8 +223,8 @@ func perGPUBatchFlag(nk string) bool {
 			per = per || i+1 < len(words) && perUnits[words[i+1]]
 		case "micro":
 			micro = true
-		case "infer", "prob":
-			return false
+		case "infer", "prob", "forward":
+			return false // a pass that does not train: NeMo-Aligner's forward_micro_batch_size
 		default:
 			if notTrainingSections[w] {
 				return false
