@@ -475,6 +475,15 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python tools/run_net.py --cfg configs/Kinetics/SLOW_8x8_R50.yaml NUM_GPUS 4 NUM_SHARDS 2 TRAIN.BATCH_SIZE 64 SOLVER.BASE_LR 0.1`),
 			want:   Features{Launcher: "python", Program: "run_net.py", BatchSize: 8, GPUs: 8},
 		},
+		"a shell script handed a whole command runs it": {
+			script: sh(`#SBATCH --nodes=4`, `#SBATCH --gpus-per-node=6`,
+				`srun bash ~/timm/tools/distributed_train.sh "python lightning_train.py /data/imagenet1k --model et_base_patch16_224 --batch-size 32 --devices 6"`),
+			want: Features{Launcher: "srun", Program: "lightning_train.py", Model: "et_base_patch16_224", ModelFrom: "flag", BatchSize: 32, GPUs: 24},
+		},
+		"a forward pass's micro-batch is not the training one": {
+			script: sh(`python train_reinforce.py ++model.micro_batch_size=1 ++model.reinforce.forward_micro_batch_size=4 ++model.reinforce.rollout_micro_batch_size=4`),
+			want:   Features{Launcher: "python", Program: "train_reinforce.py", Model: "reinforce", ModelFrom: "path", BatchSize: 1},
+		},
 		"a family the flag's name gives, sized by its value": {
 			script: sh(`python src/experiments/train.py --dataset=esnli --bart_version=large --num_epochs=10 --batch_size=32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "bart-large", ModelFrom: "flag", BatchSize: 32, Epochs: 10},

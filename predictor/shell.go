@@ -699,6 +699,10 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 		r.readText(code, words[:prog])
 		return
 	}
+	if prog, code, ok := scriptCommand(words); ok {
+		r.readText(code, words[:prog])
+		return
+	}
 	if opts, ok := stdinSubmission(words); ok {
 		if text, bodyLine, ok := r.stdin(redirs); ok && r.submitted == nil {
 			sub := &submission{text: text, opts: opts}
@@ -1451,6 +1455,30 @@ func shellCode(words []string) (int, string, bool) {
 		}
 		if strings.Contains(w, "c") && !strings.HasPrefix(w, "--") && i+1 < len(words) {
 			return prog, words[i+1], true
+		}
+	}
+	return 0, "", false
+}
+
+// scriptCommand reports whether a shell script is handed a whole command
+// as one argument to run (timm's distributed_train.sh "python train.py
+// --model ..."): a word of several words whose first is a launcher or a
+// python program. It returns that command, and where the script is.
+func scriptCommand(words []string) (int, string, bool) {
+	prog := programIndex(words)
+	if prog >= len(words) {
+		return 0, "", false
+	}
+	script := prog
+	if isShellName(words[prog]) {
+		script = skipOpts(words, prog+1, nil, set("o", "O"), false)
+	}
+	if script >= len(words) || !strings.HasSuffix(words[script], ".sh") {
+		return 0, "", false
+	}
+	for _, a := range words[script+1:] {
+		if f := strings.Fields(a); len(f) > 1 && (launchers[path.Base(f[0])] != "" || strings.HasSuffix(f[0], ".py")) {
+			return prog, a, true
 		}
 	}
 	return 0, "", false
