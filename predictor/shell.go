@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"io"
 	"path"
 	"slices"
 	"strconv"
@@ -154,12 +155,39 @@ func parseShell(text string) (stmts []*syntax.Stmt, ok bool) {
 		}
 		parsers.Put(p)
 	}()
-	f, err := p.Parse(strings.NewReader(text), "")
+	f, err := p.Parse(withoutLeadingComments(text), "")
 	if err != nil || f == nil {
 		return nil, false
 	}
 	return f.Stmts, true
 }
+
+// withoutLeadingComments reads a script with the comment lines it starts
+// with (its #! line, #SBATCH header and opening prose) emptied, their
+// newlines kept so that positions stay the script's: nothing can be open
+// before the first command, and the parser keeps no comments, so it reads
+// the same script without lexing them a character at a time.
+func withoutLeadingComments(text string) io.Reader {
+	end, lines := 0, 0 // the end of the leading comment and blank lines, and their count
+	for end < len(text) {
+		nl := strings.IndexByte(text[end:], '\n')
+		line := text[end:]
+		if nl >= 0 {
+			line = text[end : end+nl]
+		}
+		if t := strings.TrimLeft(line, " \t"); t != "" && t[0] != '#' || nl < 0 {
+			break
+		}
+		end, lines = end+nl+1, lines+1
+	}
+	if lines == 0 || lines > len(newlines) {
+		return strings.NewReader(text)
+	}
+	return io.MultiReader(strings.NewReader(newlines[:lines]), strings.NewReader(text[end:]))
+}
+
+// newlines are the empty lines withoutLeadingComments puts in a header's place.
+var newlines = strings.Repeat("\n", 4096)
 
 // readText parses and walks a string of shell code (bash -c, a heredoc fed
 // to bash, eval), one level deeper.

@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -945,5 +946,21 @@ func TestTrimPatterns(t *testing.T) {
 		if got := r.vars["X"]; len(got.vals) != 1 || got.vals[0] != want {
 			t.Errorf("%s = %v, want %q", expr, got.vals, want)
 		}
+	}
+}
+
+// TestLeadingCommentsKeepLines: the comment lines a script starts with are
+// not lexed, and what follows keeps its line numbers.
+func TestLeadingCommentsKeepLines(t *testing.T) {
+	s := "#!/bin/bash\n#SBATCH --gres=gpu:1\n  # a note \\\n\n#SBATCH -J x\npython train.py \\\n  --bf16\n"
+	if got := ParseScript(s).Features.From["precision"]; got != "line 6: --bf16" {
+		t.Errorf("precision from %q, want line 6: --bf16", got)
+	}
+	b, err := io.ReadAll(withoutLeadingComments(s))
+	if err != nil || string(b) != "\n\n\n\n\npython train.py \\\n  --bf16\n" {
+		t.Errorf("read %q, %v", b, err)
+	}
+	if b, _ := io.ReadAll(withoutLeadingComments("# only a comment")); string(b) != "# only a comment" {
+		t.Errorf("a script of one comment read as %q", b)
 	}
 }
