@@ -215,14 +215,11 @@ var (
 // (--container-image), as written.
 func canonicalSbatchKey(k string) string {
 	name, ok := strings.CutPrefix(k, "--")
-	if !ok || name == "" {
+	if !ok || name == "" || slices.Contains(sbatchLongOptions, name) {
 		return k
 	}
 	if full, ok := sbatchAliases[name]; ok {
 		return "--" + full
-	}
-	if slices.Contains(sbatchLongOptions, name) {
-		return k
 	}
 	full := ""
 	for _, o := range sbatchLongOptions {
@@ -233,9 +230,12 @@ func canonicalSbatchKey(k string) string {
 			full = o
 		}
 	}
-	for a := range sbatchAliases {
-		if strings.HasPrefix(a, name) {
-			return k // a prefix of an alias as well: leave it be
+	for alias, o := range sbatchAliases {
+		if strings.HasPrefix(alias, name) {
+			if full != "" && full != o {
+				return k
+			}
+			full = o // --tasks is --tasks-per-node's abbreviation
 		}
 	}
 	if full == "" {

@@ -305,6 +305,7 @@ func TestSubmittedOnStdin(t *testing.T) {
 func TestCanonicalSbatchKey(t *testing.T) {
 	for in, want := range map[string]string{
 		"--tasks-per-node":  "--ntasks-per-node", // a hidden alias
+		"--tasks":           "--ntasks-per-node", // and its abbreviation
 		"--gpus-per-nod":    "--gpus-per-node",   // an abbreviation only one option starts with
 		"--constrain":       "--constraint",
 		"--err":             "--error",
