@@ -757,7 +757,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 	prog := l.prog
 	if prog < len(words) && l.module == "" && isShellName(words[prog]) {
 		// bash train.sh: the script stands for the program.
-		prog = skipOpts(words, prog+1, nil, set("o", "O"), false)
+		prog = shellScript(words, prog)
 	}
 	bareScript := false
 	args := words[min(prog+1, len(words)):]

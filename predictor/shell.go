@@ -716,7 +716,7 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 	}
 	words = append(append(append([]string(nil), r.prefix...), words...), args...)
 	if prog := programIndex(words); prog < len(words) && isShellName(words[prog]) {
-		if i := skipOpts(words, prog+1, nil, set("o", "O"), false); i < len(words) {
+		if i := shellScript(words, prog); i < len(words) {
 			if body, ok := r.files[words[i]]; ok {
 				r.runFile(body, words[:prog], words[i+1:], true)
 				return
@@ -1499,7 +1499,7 @@ func scriptCommand(words []string) (int, string, bool) {
 	}
 	script := prog
 	if isShellName(words[prog]) {
-		script = skipOpts(words, prog+1, nil, set("o", "O"), false)
+		script = shellScript(words, prog)
 	}
 	if script >= len(words) || !strings.HasSuffix(words[script], ".sh") {
 		return 0, "", false

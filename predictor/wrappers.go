@@ -370,6 +370,15 @@ func configPy(w string) bool {
 	return strings.HasSuffix(w, ".py") && strings.Contains(strings.ToLower(path.Dir(w)), "config")
 }
 
+// shellScript returns the index of the script a shell at words[prog] runs
+// (bash -o pipefail train.sh: train.sh), past the shell's options; the
+// options that take a value are -o and -O.
+func shellScript(words []string, prog int) int {
+	return skipOpts(words, prog+1, nil, shellValueOpts, false)
+}
+
+var shellValueOpts = set("o", "O")
+
 // setLauncher keeps the outermost training launcher: a later torchrun or
 // deepspeed under srun or mpirun names the launch better, python never does.
 func (l *launch) setLauncher(ln string) {
