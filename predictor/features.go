@@ -2185,14 +2185,14 @@ func dataFlag(nk string) bool {
 		strings.Contains(nk, "run_name") || strings.Contains(nk, "project")
 }
 
+// nameWords are a model name's words between '-', '_' and '/'.
+func nameWords(m string) []string {
+	return strings.FieldsFunc(m, func(r rune) bool { return r == '-' || r == '_' || r == '/' })
+}
+
 // hasSize reports whether a model name already states its size (llama3-8b).
 func hasSize(m string) bool {
-	for _, t := range strings.FieldsFunc(m, func(r rune) bool { return r == '-' || r == '_' || r == '/' }) {
-		if isSize(t) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(nameWords(m), isSize)
 }
 
 // otherFamily reports whether the commands already name a model family
@@ -2207,7 +2207,7 @@ func otherFamily(f Features, m string) bool {
 // hasVariant reports whether a model's name gives its family's variant
 // by a word (t5-large, vit-b), as a size would.
 func hasVariant(m string) bool {
-	ws := strings.FieldsFunc(m, func(r rune) bool { return r == '-' || r == '_' || r == '/' })
+	ws := nameWords(m)
 	return len(ws) > 1 && slices.ContainsFunc(ws[1:], func(w string) bool { return variantWords[w] })
 }
 
