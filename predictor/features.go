@@ -1038,15 +1038,13 @@ func argFeatures(f Features, args []string, l launch) Features {
 			continue
 		case yacsKey(a) && i+1 < len(args):
 			// detectron2's and yacs' KEY VALUE overrides: SOLVER.IMS_PER_BATCH 32 OUTPUT_DIR out/
+			n, err := strconv.ParseFloat(args[i+1], 64)
+			count := err == nil && n > 0 && n < 1e9
 			switch {
-			case a == "TRAIN.BATCH_SIZE":
-				if n, err := strconv.ParseFloat(args[i+1], 64); err == nil && n > 0 && n < 1e9 {
-					yacsTotal = n
-				}
-			case strings.HasSuffix(a, ".IMS_PER_BATCH"):
-				if n, err := strconv.ParseFloat(args[i+1], 64); err == nil && n > 0 && n < 1e9 {
-					imsPerBatch = n
-				}
+			case a == "TRAIN.BATCH_SIZE" && count:
+				yacsTotal = n
+			case strings.HasSuffix(a, ".IMS_PER_BATCH") && count:
+				imsPerBatch = n
 			case strings.HasSuffix(a, ".AMP.ENABLED") && truthy(args[i+1]) && f.Precision == "":
 				f.Precision = "amp" // detectron2's SOLVER.AMP.ENABLED True
 				f.note("precision", a)
@@ -1057,11 +1055,8 @@ func argFeatures(f Features, args []string, l launch) Features {
 			if b := mmBatch(a); b > 0 && nameBatch == 0 {
 				nameBatch, nameBatchFrom = b, a
 			}
-			if p := precisionFromName(a); isConfigFile(a) && p != "" && p != "fp32" && f.Precision == "" {
-				// run.sh configs/accelerate/zero2-bf16.yaml: a config
-				// given alone, named for its precision.
-				f.Precision = p
-				f.note("precision", a)
+			if isConfigFile(a) {
+				f.configPrecision(a, a) // run.sh configs/accelerate/zero2-bf16.yaml: a config given alone
 			}
 			if m := configFileModel(a); m != "" && configModel == "" {
 				configModel, configFrom = m, a
@@ -1326,12 +1321,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 				f.ZeROStage = z
 				f.note("zero_stage", k+" "+v)
 			}
-			if p := precisionFromName(v); p != "" && p != "fp32" && f.Precision == "" {
-				// ds_config_fp16.json, zero2_bf16.json: DeepSpeed's config
-				// turns on the precision its name says.
-				f.Precision = p
-				f.note("precision", k+" "+v)
-			}
+			f.configPrecision(v, k+" "+v) // ds_config_fp16.json, zero2_bf16.json
 		case stepFlags[nk] && isNum:
 			f.Steps = num
 			f.note("steps", k)
@@ -2183,6 +2173,16 @@ func dataFlag(nk string) bool {
 	return strings.Contains(nk, "data") || strings.Contains(nk, "task") || strings.Contains(nk, "corpus") ||
 		strings.Contains(nk, "output") || strings.Contains(nk, "push_to_hub") || strings.Contains(nk, "hub_model_id") ||
 		strings.Contains(nk, "run_name") || strings.Contains(nk, "project")
+}
+
+// configPrecision takes the precision a config file's name turns on
+// (ds_config_fp16.json, zero2-bf16.yaml), read from src, where nothing
+// has given one; fp32 in a name turns nothing on.
+func (f *Features) configPrecision(name, src string) {
+	if p := precisionFromName(name); p != "" && p != "fp32" && f.Precision == "" {
+		f.Precision = p
+		f.note("precision", src)
+	}
 }
 
 // nameWords are a model name's words between '-', '_' and '/'.
