@@ -99,8 +99,12 @@ var gpuSpellings = map[string]GPUName{
 }
 
 // gpuFiller are words that say "GPU" without naming one.
-var gpuFiller = set("gpu", "gpus", "nvidia", "tesla", "quadro", "geforce", "rtx", "gtx", "titan", "amd", "instinct",
-	"sxm", "sxm2", "sxm3", "sxm4", "sxm5", "pcie", "nvl", "nvlink", "hbm", "hbm2", "hbm2e", "hbm3")
+var gpuFiller = set(append([]string{"gpu", "gpus", "nvidia", "tesla", "quadro", "geforce", "rtx", "gtx", "titan", "amd",
+	"instinct", "nvlink", "hbm", "hbm2", "hbm2e", "hbm3"}, formFactors...)...)
+
+// formFactors are the words for how a GPU is built into its node, longest
+// of a stem first, so that a suffix match takes the whole word.
+var formFactors = []string{"pcie", "sxm5", "sxm4", "sxm3", "sxm2", "sxm", "nvl"}
 
 // maxSpellingWords is how many neighbouring words a spelling may be split
 // into ("quadro_rtx_8000", "geforce-rtx-2080-ti").
@@ -255,7 +259,7 @@ func spelledPrefix(w string) (GPUName, bool) {
 			// NVIDIAA10080GBPCIe: the memory, with its unit, run into the
 			// type, a form factor after it.
 			t := tail
-			for _, ff := range []string{"pcie", "sxm5", "sxm4", "sxm3", "sxm2", "sxm", "nvl"} {
+			for _, ff := range formFactors {
 				if rest, ok := strings.CutSuffix(t, ff); ok && rest != "" {
 					t = rest
 					break
