@@ -183,11 +183,16 @@ const sbatchShortArgs = "AaBbCcDdeGiJLMmNnopqStwx"
 // dropped: --gpus-per-node="a40:8" is a40:8), a backslash takes the next
 // character as it is, and an unquoted # ends the line.
 func parseSbatch(rest string) []Option {
-	out := parseSbatchArgs(rest)
-	for i := range out {
-		out[i].Key = canonicalSbatchKey(out[i].Key)
+	return canonicalKeys(parseSbatchArgs(rest))
+}
+
+// canonicalKeys names each option's key as sbatch reads it
+// (canonicalSbatchKey), in place.
+func canonicalKeys(opts []Option) []Option {
+	for i := range opts {
+		opts[i].Key = canonicalSbatchKey(opts[i].Key)
 	}
-	return out
+	return opts
 }
 
 // sbatchLongOptions are the long options of sbatch 22.05 (its --help),

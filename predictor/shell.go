@@ -1553,10 +1553,7 @@ func stdinSubmission(words []string) ([]Option, bool) {
 			opts = append(opts, Option{Key: w})
 		}
 	}
-	for i := range opts {
-		opts[i].Key = canonicalSbatchKey(opts[i].Key)
-	}
-	return opts, true
+	return canonicalKeys(opts), true
 }
 
 // shellProgram reports whether a command is a shell reading its commands
