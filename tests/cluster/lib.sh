@@ -142,9 +142,7 @@ cluster_pids() {
 }
 
 # daemon_alive PIDFILE NAME: whether this cluster has a live NAME process
-# (cluster_pids): from Slurm 23.11 on, `scontrol reconfigure` hands
-# slurmctld and slurmd to a successor, which a pid file names only once
-# it has started.
+# (cluster_pids, which says why a pid file alone will not do).
 daemon_alive() {
 	[[ -n "$(cluster_pids "$1" "$2")" ]]
 }
@@ -241,11 +239,17 @@ node_agent_signal() {
 # ---------------------------------------------------------------- slurm
 
 # slurmctld_start [ARGS...]: start slurmctld (daemonised) with extra ARGS.
+# refuse_running PIDFILE NAME: die when this cluster already has a NAME
+# daemon (cluster_pids), whatever PIDFILE says; else remove PIDFILE.
+refuse_running() {
+	local running
+	running="$(cluster_pids "$1" "$2" | tr '\n' ' ')"
+	[[ -z "$running" ]] || die "$2 already running (pid ${running% })"
+	rm -f "$1"
+}
+
 slurmctld_start() {
-	local pidfile="$CLUSTER_DIR/run/slurmctld.pid" running
-	running="$(cluster_pids "$pidfile" slurmctld | tr '\n' ' ')"
-	[[ -z "$running" ]] || die "slurmctld already running (pid ${running% })"
-	rm -f "$pidfile"
+	refuse_running "$CLUSTER_DIR/run/slurmctld.pid" slurmctld
 	log "starting slurmctld${*:+ $*}"
 	# Without -D slurmctld checks its config, forks and returns; its own
 	# log goes to slurmctld.log, anything before that to slurmctld.stderr.
@@ -254,10 +258,7 @@ slurmctld_start() {
 }
 
 slurmd_start() {
-	local pidfile="$CLUSTER_DIR/run/slurmd.pid" running
-	running="$(cluster_pids "$pidfile" slurmd | tr '\n' ' ')"
-	[[ -z "$running" ]] || die "slurmd already running (pid ${running% })"
-	rm -f "$pidfile"
+	refuse_running "$CLUSTER_DIR/run/slurmd.pid" slurmd
 	log "starting slurmd${*:+ $*}"
 	setsid slurmd "$@" >>"$CLUSTER_DIR/log/slurmd.stderr" 2>&1 </dev/null ||
 		die "slurmd failed to start"
