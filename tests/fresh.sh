@@ -12,6 +12,9 @@
 #
 #   usage: tests/fresh.sh [demo|test] [ROOT]   (default demo; ROOT
 #          /var/cache/augur/fresh/bookworm, made when missing)
+#
+# A ROOT is kept between runs and keeps what a run installed in it: for a
+# machine as fresh as a newcomer's, give a ROOT no run has used.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
