@@ -2043,7 +2043,8 @@ var (
 	tunedKinds = set("chat", "instruct", "it")
 	// pathWords are the directories of a config's path, never a model's name.
 	pathWords = set("configs", "config", "conf", "cfg", "recipes", "recipe", "examples", "scripts", "yamls",
-		"exp", "experiments", "models", "checkpoints", "outputs", "data", "results", "runs", "logs")
+		"exp", "experiments", "models", "checkpoints", "outputs", "data", "results", "runs", "logs", "weights",
+		"pretrained", "pretrained_models", "pretrained_weights", "ckpt", "ckpts", "checkpoint", "saved_models")
 )
 
 // isVersion reports whether a word is a version: 3.1, 2.5.
@@ -2407,7 +2408,37 @@ func normModel(v string) string {
 	if org, _, _ := strings.Cut(v, "/"); strings.Contains(v, "/") && (!looksLikeHFName(v) || pathWords[org]) {
 		v = path.Base(v) // a local path, models/llama-2-7b-hf among them
 	}
-	return strings.TrimSuffix(v, weightsExt(v))
+	v = strings.TrimSuffix(v, weightsExt(v))
+	if base := path.Base(v); checkpointHead(base) != base {
+		// run1/model5_epoch71.pk1: a checkpoint file, no hub name.
+		return checkpointHead(base)
+	}
+	return v
+}
+
+// checkpointHead is the name a checkpoint file is saved under, before the
+// training state its name goes on to record: Lightning's
+// e2eparking-epoch=20-val_loss=1.25 is e2eparking, and model5_epoch71 or
+// net_step_4000, whose head names no model, is "". A name with no such
+// record is returned as it is.
+func checkpointHead(v string) string {
+	for i := 1; i < len(v); i++ {
+		if v[i-1] != '-' && v[i-1] != '_' && v[i-1] != '.' {
+			continue
+		}
+		rest := v[i:]
+		for _, w := range []string{"epoch", "step", "iter"} {
+			tail, ok := strings.CutPrefix(rest, w)
+			if ok && tail != "" && (tail[0] == '=' || tail[0] >= '0' && tail[0] <= '9') {
+				head := v[:i-1]
+				if modelWords[strings.TrimRight(head, "0123456789_-")] {
+					return ""
+				}
+				return head
+			}
+		}
+	}
+	return v
 }
 
 // yacsKey reports whether a word is a yacs config key given as an override

@@ -59,8 +59,11 @@ type Script struct {
 // options read as sbatch reads them (--constrain is --constraint), a
 // config directory's .py after a shell script read as its config, and a
 // partition, account or QOS name the constraint rules out not read as a
-// GPU type.
-const SignatureVersion = "9"
+// GPU type; 10 a checkpoint file's name read for its model before the
+// training state it records (name-epoch=20-val_loss=1.25.ckpt), and
+// weights/ and pretrained_models/ read as local directories, not hub
+// organisations.
+const SignatureVersion = "10"
 
 // Option is one #SBATCH option.
 type Option struct {

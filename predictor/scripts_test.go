@@ -480,6 +480,18 @@ func TestNamesSitesUse(t *testing.T) {
 				`srun bash ~/timm/tools/distributed_train.sh "python lightning_train.py /data/imagenet1k --model et_base_patch16_224 --batch-size 32 --devices 6"`),
 			want: Features{Launcher: "srun", Program: "lightning_train.py", Model: "et_base_patch16_224", ModelFrom: "flag", BatchSize: 32, GPUs: 24},
 		},
+		"a Lightning checkpoint's file name is its model's, before the training state": {
+			script: sh(`python test.py --model_path ckpt/e2eparking-epoch=20-val_loss=1.25.ckpt --batch_size 8`),
+			want:   Features{Launcher: "python", Program: "test.py", Model: "e2eparking", ModelFrom: "flag", BatchSize: 8},
+		},
+		"a checkpoint file named for its epoch names no model; the program stands in": {
+			script: sh(`python unet.py --batch_size 16 --model_name run1/model5_epoch71.pk1`),
+			want:   Features{Launcher: "python", Program: "unet.py", Model: "unet", ModelFrom: "path", BatchSize: 16},
+		},
+		"a weights directory is no hub organisation": {
+			script: sh(`python train.py --pretrained weights/avak_b16.pt --batch-size 4`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "avak_b16", ModelFrom: "flag", BatchSize: 4},
+		},
 		"a forward pass's micro-batch is not the training one": {
 			script: sh(`python train_reinforce.py ++model.micro_batch_size=1 ++model.reinforce.forward_micro_batch_size=4 ++model.reinforce.rollout_micro_batch_size=4`),
 			want:   Features{Launcher: "python", Program: "train_reinforce.py", Model: "reinforce", ModelFrom: "path", BatchSize: 1},
