@@ -182,7 +182,7 @@ var (
 	imageFlags = set("img_size", "image_size", "input_size", "resolution", "crop_size", "train_crop_size",
 		"imgsz", "img", "size")
 	accumFlags = set("gradient_accumulation_steps", "grad_accum", "accum_iter", "accumulate_grad_batches",
-		"grad_accum_steps", "gradient_accumulation", "accum_steps", "update_freq")
+		"grad_accum_steps", "gradient_accumulation", "accum_steps", "update_freq", "accum_freq")
 	zeroFlags = set("zero_stage", "zero", "zero_optimization_stage")
 	stepFlags = set("max_steps", "num_steps", "steps", "train_steps", "train_iters", "iterations",
 		"num_iterations", "max_iters", "n_steps", "num_minibatches", "step", "total_steps", "max_iter", "iters")
@@ -327,6 +327,16 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 		if name, v := perGPUBatchVar(r.vars); name != "" {
 			f.BatchSize = v
 			f.note("batch_size", "$"+name)
+		}
+	}
+	if from := strings.Fields(f.From["batch_size"]); f.BatchSize > 0 && f.GPUs > 1 && found && len(from) > 0 &&
+		!perGPUBatchFlag(normFlag(from[len(from)-1])) {
+		// BATCH_SIZE_PER_GPU=128; --batch-size=$((BATCH_SIZE_PER_GPU *
+		// NUM_GPUS)) on 4 GPUs: the launch is given the batch of all of
+		// them, and the variable says each one's.
+		if name, v := perGPUBatchVar(r.vars); name != "" && f.BatchSize == v*float64(f.GPUs) {
+			f.BatchSize = v
+			f.note("batch_size", "$"+name+" ("+from[len(from)-1]+" is it × the GPUs)")
 		}
 	}
 	if f.BatchSize == 0 && f.GlobalBatchSize > 0 && f.GPUs > 0 && f.Layers == 0 {

@@ -62,7 +62,9 @@ type Script struct {
 // GPU type; 10 a checkpoint file's name read for its model before the
 // training state it records (name-epoch=20-val_loss=1.25.ckpt), and
 // weights/ and pretrained_models/ read as local directories, not hub
-// organisations.
+// organisations, a GPU count taken at run time ($(nvidia-smi -L | wc -l))
+// read as the node's, and a batch the launch is given over all GPUs read
+// from the per-GPU variable it is computed from.
 const SignatureVersion = "10"
 
 // Option is one #SBATCH option.

@@ -492,6 +492,30 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python train.py --pretrained weights/avak_b16.pt --batch-size 4`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "avak_b16", ModelFrom: "flag", BatchSize: 4},
 		},
+		"a GPU count taken at run time is the node's, and decides the if": {
+			script: sh(`#SBATCH --gres=gpu:a100:1`, `NUM_GPUS=$(python -c 'import torch; print(torch.cuda.device_count())')`,
+				`if [ "$NUM_GPUS" -gt 1 ]; then`, `  python train.py --batch_size 16 --amp`, `else`, `  python train.py --batch_size 32 --amp`, `fi`),
+			want: Features{Launcher: "python", Program: "train.py", BatchSize: 32, Precision: "amp", GPUs: 1, GPUType: "a100"},
+		},
+		"nvidia-smi counting the GPUs gives torchrun its processes": {
+			script: sh(`#SBATCH --nodes=2`, `#SBATCH --gpus-per-node=4`, `NGPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)`,
+				`srun torchrun --nnodes 2 --nproc_per_node $NGPU train.py --global_batch_size $((NGPU * 2 * 16))`),
+			want: Features{Launcher: "torchrun", Program: "train.py", BatchSize: 16, GlobalBatchSize: 128, GPUs: 8},
+		},
+		"a count of GPUs the header does not give stays unknown": {
+			script: sh(`#SBATCH --gpus=4`, `NGPU=$(nvidia-smi -L | wc -l)`, `torchrun --nproc_per_node $NGPU train.py`),
+			want:   Features{Launcher: "torchrun", Program: "train.py", GPUs: 4},
+		},
+		"a batch the launch is given over all GPUs, from a per-GPU variable": {
+			script: sh(`#SBATCH --gres=gpu:4`, `NUM_GPUS=$(nvidia-smi -L | wc -l)`, `BATCH_SIZE_PER_GPU=128`,
+				`BATCH_SIZE=$((BATCH_SIZE_PER_GPU * NUM_GPUS))`, `accelerate launch --num_processes $NUM_GPUS train.py --batch-size=$BATCH_SIZE`),
+			want: Features{Launcher: "accelerate", Program: "train.py", BatchSize: 128, GPUs: 4},
+		},
+		"open_lm's --accum-freq accumulates the global batch": {
+			script: sh(`#SBATCH --gres=gpu:2`, `torchrun --nproc-per-node=2 -m open_lm.main --global-batch-size 512 --accum-freq 32 --precision amp_bfloat16`),
+			want: Features{Launcher: "torchrun", Program: "open_lm.main", Model: "open_lm", ModelFrom: "path", BatchSize: 8,
+				GlobalBatchSize: 512, GradAccum: 32, Precision: "bf16", GPUs: 2},
+		},
 		"a forward pass's micro-batch is not the training one": {
 			script: sh(`python train_reinforce.py ++model.micro_batch_size=1 ++model.reinforce.forward_micro_batch_size=4 ++model.reinforce.rollout_micro_batch_size=4`),
 			want:   Features{Launcher: "python", Program: "train_reinforce.py", Model: "reinforce", ModelFrom: "path", BatchSize: 1},

@@ -1150,6 +1150,10 @@ func (r *shellReader) parts(ps []syntax.WordPart, b *strings.Builder, hdoc bool)
 		case *syntax.ParamExp:
 			b.WriteString(r.param(p))
 		case *syntax.CmdSubst:
+			if n, ok := r.gpusOnNode(p.Stmts); ok {
+				b.WriteString(n) // $(nvidia-smi -L | wc -l): the GPUs Slurm gives the node
+				continue
+			}
 			if prog, ok := r.whichProgram(p.Stmts); ok {
 				b.WriteString(prog) // $(which fairseq-train): the program's own name
 				continue
@@ -1169,6 +1173,65 @@ func (r *shellReader) parts(ps []syntax.WordPart, b *strings.Builder, hdoc bool)
 			b.WriteString("$(...)")
 		}
 	}
+}
+
+// gpusOnNode reads a command substitution that counts the GPUs the job
+// sees on its node at run time ($(nvidia-smi -L | wc -l), $(nvidia-smi
+// --query-gpu=name --format=csv,noheader | wc -l), $(python -c "import
+// torch; print(torch.cuda.device_count())")): Slurm shows the job the
+// GPUs it allocated on the node, so the count is $SLURM_GPUS_ON_NODE, when
+// the header says it.
+func (r *shellReader) gpusOnNode(ss []*syntax.Stmt) (string, bool) {
+	n, _, known := r.lookup("SLURM_GPUS_ON_NODE", nil)
+	if !known || n == "" || len(ss) != 1 || ss[0].Background || len(ss[0].Redirs) > 0 {
+		return "", false
+	}
+	var cmds [][]string // the pipeline's commands, first to last
+	var walk func(c syntax.Command) bool
+	walk = func(c syntax.Command) bool {
+		switch c := c.(type) {
+		case *syntax.BinaryCmd:
+			return c.Op == syntax.Pipe && len(c.X.Redirs) == 0 && walk(c.X.Cmd) && len(c.Y.Redirs) == 0 && walk(c.Y.Cmd)
+		case *syntax.CallExpr:
+			if len(c.Assigns) > 0 || len(cmds) >= 2 {
+				return false
+			}
+			cmds = append(cmds, r.fields(c.Args))
+			return true
+		}
+		return false
+	}
+	if !walk(ss[0].Cmd) {
+		return "", false
+	}
+	switch {
+	case len(cmds) == 1:
+		w := cmds[0]
+		if len(w) != 3 || (w[0] != "python" && w[0] != "python3") || w[1] != "-c" {
+			return "", false
+		}
+		code := strings.TrimSuffix(strings.Join(strings.Fields(w[2]), ""), ";")
+		return n, code == "importtorch;print(torch.cuda.device_count())"
+	case len(cmds) == 2 && slices.Equal(cmds[1], []string{"wc", "-l"}) && len(cmds[0]) >= 2 && cmds[0][0] == "nvidia-smi":
+		opts := cmds[0][1:]
+		if len(opts) == 1 && (opts[0] == "-L" || opts[0] == "--list-gpus") {
+			return n, true
+		}
+		// --query-gpu=... --format=csv,noheader: one line a GPU.
+		query, noheader := false, false
+		for _, o := range opts {
+			switch {
+			case strings.HasPrefix(o, "--query-gpu="):
+				query = true
+			case strings.HasPrefix(o, "--format=") && strings.Contains(o, "noheader"):
+				noheader = true
+			default:
+				return "", false
+			}
+		}
+		return n, query && noheader
+	}
+	return "", false
 }
 
 // whichProgram reads $(which NAME) and $(command -v NAME), which print
