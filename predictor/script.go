@@ -64,7 +64,9 @@ type Script struct {
 // weights/ and pretrained_models/ read as local directories, not hub
 // organisations, a GPU count taken at run time ($(nvidia-smi -L | wc -l))
 // read as the node's, and a batch the launch is given over all GPUs read
-// from the per-GPU variable it is computed from.
+// from the per-GPU variable it is computed from, and a wrapper no list
+// knows read through to the python or launcher it is handed (xvfb-run -a
+// python train.py).
 const SignatureVersion = "10"
 
 // Option is one #SBATCH option.

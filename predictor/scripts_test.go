@@ -516,6 +516,23 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "torchrun", Program: "open_lm.main", Model: "open_lm", ModelFrom: "path", BatchSize: 8,
 				GlobalBatchSize: 512, GradAccum: 32, Precision: "bf16", GPUs: 2},
 		},
+		"a wrapper no list knows runs the python command it is handed": {
+			script: sh(`#SBATCH --gres=gpu:8`,
+				`./training.run -w -m $TMP:M/datasets python3 train_net.py --config-file configs/cityscapes/maskformer2_R50_bs16_90k.yaml --num-gpus 8`),
+			want: Features{Launcher: "python", Program: "train_net.py", Model: "maskformer2", ModelFrom: "path", BatchSize: 2, GPUs: 8},
+		},
+		"xvfb-run's options before the program": {
+			script: sh(`xvfb-run -a -s "-screen 0 1400x900x24" python train.py --algo ppo --batch-size 64`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "ppo", ModelFrom: "path", BatchSize: 64}, // the algorithm stands in
+		},
+		"a profiler before a launcher": {
+			script: sh(`#SBATCH --gres=gpu:4`, `nsys profile --trace=cuda,nvtx -o rep torchrun --nproc_per_node=4 train.py --batch_size 30`),
+			want:   Features{Launcher: "torchrun", Program: "train.py", BatchSize: 30, GPUs: 4},
+		},
+		"a word naming python is no wrapper when a script comes first": {
+			script: sh(`./setup_env.sh python3.10`, `python train.py --model resnet50`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag"},
+		},
 		"a forward pass's micro-batch is not the training one": {
 			script: sh(`python train_reinforce.py ++model.micro_batch_size=1 ++model.reinforce.forward_micro_batch_size=4 ++model.reinforce.rollout_micro_batch_size=4`),
 			want:   Features{Launcher: "python", Program: "train_reinforce.py", Model: "reinforce", ModelFrom: "path", BatchSize: 1},

@@ -220,6 +220,10 @@ func peel(words []string) launch {
 			ln, isLauncher = "python", true
 		}
 		if !isLauncher {
+			if j := unknownWrapper(words, i); j > i {
+				i = j
+				continue
+			}
 			break
 		}
 		if base == "lightning" || base == "fabric" {
@@ -345,6 +349,31 @@ func peel(words []string) launch {
 	l.prog = i
 	return l
 }
+
+// unknownWrapper reads a program no list knows that is handed the
+// training command to run (xvfb-run -a python train.py, a site's
+// ./training.run -m SRC:DST python3 train_net.py): where a python
+// interpreter or a training launcher, with a program after it, comes
+// within the next few words, it returns its index; else i. A script
+// (.sh, .py) or a shell is not such a wrapper: those are read as the
+// program they are.
+func unknownWrapper(words []string, i int) int {
+	base := path.Base(words[i])
+	if isShellName(base) || strings.HasPrefix(base, "-") || unexpanded(words[i]) || path.Ext(base) == ".sh" || path.Ext(base) == ".py" ||
+		path.Ext(base) == ".bash" {
+		return i
+	}
+	for j := i + 1; j < len(words)-1 && j <= i+8; j++ {
+		b := path.Base(words[j])
+		if wrappedLaunchers[b] || strings.HasPrefix(b, "python") && b[6:] != "" && strings.Trim(b[6:], "0123456789.") == "" || b == "python" {
+			return j
+		}
+	}
+	return i
+}
+
+// wrappedLaunchers are the launchers unknownWrapper looks for.
+var wrappedLaunchers = set("torchrun", "deepspeed", "accelerate", "mpirun", "mpiexec", "horovodrun")
 
 // launchAhead reports whether a known launcher, wrapper or python program
 // comes within the next few words: a hidden word before it is an option
