@@ -1791,6 +1791,33 @@ func isCommitHash(w string) bool {
 	return len(w) >= 32 && strings.Trim(w, "0123456789abcdef") == ""
 }
 
+// splitFamilies are the families whose names are also written as two
+// words: efficient_net_b4, mobile-net-v2, conv_next_tiny.
+var splitFamilies = []struct{ head, tail string }{{"efficient", "net"}, {"mobile", "net"}, {"res", "net"}, {"dense", "net"},
+	{"shuffle", "net"}, {"squeeze", "net"}, {"reg", "net"}, {"conv", "next"}}
+
+// joinSplitFamilies writes the two-word spellings of splitFamilies as the
+// one word modelFamilies know, where the first begins a word of s.
+func joinSplitFamilies(s string) string {
+	for _, f := range splitFamilies {
+		for from := 0; ; {
+			i := strings.Index(s[from:], f.head)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + len(f.head)
+			j := i + len(f.head)
+			if i > 0 && !strings.ContainsRune("/_- .", rune(s[i-1])) || j >= len(s) || (s[j] != '_' && s[j] != '-') ||
+				!strings.HasPrefix(s[j+1:], f.tail) {
+				continue
+			}
+			s = s[:j] + s[j+1:]
+		}
+	}
+	return s
+}
+
 // modelFamilies are the names model families go by, as they appear in
 // config file names and job names.
 var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "phi", "gpt", "opt", "bloom",
@@ -1801,14 +1828,14 @@ var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "ph
 	"mask2former", "electra", "xlnet", "albert", "distilbert", "densenet", "vgg", "mobilenet", "regnet", "deit",
 	"beit", "siglip", "olmoe", "dbrx", "rwkv", "mamba", "bloomz", "flan", "ernie", "minicpm", "idefics", "pixtral",
 	"yolo", "sam2", "stable-diffusion", "pi0", "blenderbot", "pegasus", "mbart", "marian", "longformer", "bigbird",
-	"esm2", "videomae", "swinv2", "wrn"}
+	"esm2", "videomae", "swinv2", "wrn", "shufflenet", "squeezenet", "stylegan"}
 
 // familyModel reads a model from a name that mentions one: a config file
 // ("configs/llama2-7b.yaml", "examples/train_lora/llama3_lora_sft.yaml",
 // torchtune's "llama3/8B_lora") or a job name ("ft-mistral-7b"): the family
 // word and the size after it ("llama3-8b"), or "" when none is named.
 func familyModel(s string) string {
-	s = strings.ToLower(s)
+	s = joinSplitFamilies(strings.ToLower(s))
 	if !strings.Contains(s, "cased_l-") {
 		// the common case, without the regexp
 	} else if m := googleBERT.FindStringSubmatch(s); m != nil {

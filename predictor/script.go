@@ -66,7 +66,7 @@ type Script struct {
 // read as the node's, and a batch the launch is given over all GPUs read
 // from the per-GPU variable it is computed from, and a wrapper no list
 // knows read through to the python or launcher it is handed (xvfb-run -a
-// python train.py).
+// python train.py), and families written as two words (efficient_net_b4).
 const SignatureVersion = "10"
 
 // Option is one #SBATCH option.

@@ -95,6 +95,10 @@ func TestFamilyModel(t *testing.T) {
 		"mixtral_8x7b_instruct":                       "mixtral-8x7b-instruct",
 		"resnet50_imagenet":                           "resnet50",
 		"yolov8m_parcel":                              "yolov8m",
+		"configs/efficient_net_b4.yaml":               "efficientnet-b4", // a family written as two words
+		"conv_next_tiny":                              "convnext-tiny",
+		"dense_net121":                                "densenet121",
+		"pres_net_small":                              "", // "res" must begin a word
 		"train_ZINC_270M_atomwise_LlamaTiny":          "llama-tiny",
 		"grpo-multi-node-14b":                         "",
 		"configs/vit_b16_extralong.yaml":              "vit-b16",
