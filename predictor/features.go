@@ -1737,6 +1737,14 @@ func validModel(m string) bool {
 		case "model", "models", "weights", "pretrained", "hf", "base", "init", "merged", "export", "exported":
 			return false
 		}
+	} else {
+		// repo/final_model.int8.ptz: a run's own last or best weights,
+		// whatever directory holds them.
+		for _, p := range []string{"final", "best", "last", "latest"} {
+			if rest, ok := strings.CutPrefix(base, p); ok && (rest == "" || strings.ContainsRune("_-.", rune(rest[0]))) {
+				return false
+			}
+		}
 	}
 	for _, ext := range []string{".sif", ".sqsh", ".simg", ".img", ".sh", ".yaml", ".yml", ".json", ".txt", ".csv", ".tsv",
 		".jsonl", ".vocab", ".model", ".spm", ".bpe", ".tar", ".gz", ".zip"} {

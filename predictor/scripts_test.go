@@ -284,6 +284,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python finetune.py --pretrained checkpoints/best`),
 			want:   Features{Launcher: "python", Program: "finetune.py"},
 		},
+		"a run's final weights are no hub id, whatever directory holds them": {
+			script: sh(`torchrun --standalone --nproc_per_node=8 eval_model.py --model repo/final_model.int8.ptz`),
+			want:   Features{Launcher: "torchrun", Program: "eval_model.py", GPUs: 8},
+		},
 		"a wrapper script that runs its arguments": {
 			script: sh(`#SBATCH --gres=gpu:2`, `srun /bin/bash run-in-container.bash /bin/bash -c 'python -u src/main.py --model="vit_base_patch16_224" --batch-size=64'`),
 			want: Features{Launcher: "srun", Program: "main.py", Model: "vit_base_patch16_224", ModelFrom: "flag", BatchSize: 64,
