@@ -1207,7 +1207,7 @@ func (r *shellReader) gpusOnNode(ss []*syntax.Stmt) (string, bool) {
 	switch {
 	case len(cmds) == 1:
 		w := cmds[0]
-		if len(w) != 3 || (w[0] != "python" && w[0] != "python3") || w[1] != "-c" {
+		if len(w) != 3 || !isPythonName(w[0]) || w[1] != "-c" {
 			return "", false
 		}
 		code := strings.TrimSuffix(strings.Join(strings.Fields(w[2]), ""), ";")

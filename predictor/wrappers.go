@@ -364,8 +364,7 @@ func unknownWrapper(words []string, i int) int {
 		return i
 	}
 	for j := i + 1; j < len(words)-1 && j <= i+8; j++ {
-		b := path.Base(words[j])
-		if wrappedLaunchers[b] || strings.HasPrefix(b, "python") && b[6:] != "" && strings.Trim(b[6:], "0123456789.") == "" || b == "python" {
+		if wrappedLaunchers[path.Base(words[j])] || isPythonName(words[j]) {
 			return j
 		}
 	}
