@@ -2454,12 +2454,45 @@ func normModel(v string) string {
 		v = path.Base(v) // a local path, models/llama-2-7b-hf among them
 	}
 	v = strings.TrimSuffix(v, weightsExt(v))
+	if base := path.Base(v); weightsFiles[base] {
+		// .../checkpoint-6000/pytorch_model.bin: the file every such
+		// directory holds; the directory is the model's.
+		if dir := path.Dir(v); dir != "." && dir != "/" {
+			return normModel(dir)
+		}
+		return ""
+	}
 	if base := path.Base(v); checkpointHead(base) != base {
 		// run1/model5_epoch71.pk1: a checkpoint file, no hub name.
 		return checkpointHead(base)
 	}
+	if !strings.Contains(v, "/") {
+		v = trimMethodTail(v)
+	}
 	return v
 }
+
+// weightsFiles are the names the Hugging Face libraries save a model's
+// weights under in its directory, extension cut: they name no model.
+var weightsFiles = set("pytorch_model", "model", "adapter_model", "diffusion_pytorch_model", "tf_model", "flax_model",
+	"consolidated", "consolidated.00")
+
+// trimMethodTail cuts from a local model name the words that end it by
+// saying how a run trains it (llama2_70b_lora, rxnfp_ft): the model is
+// what is left, if anything is. A hub id keeps its whole name
+// (allenai/llama-3.1-tulu-3-8b-sft is a model of its own).
+func trimMethodTail(v string) string {
+	for {
+		i := strings.LastIndexAny(v, "_-")
+		if i <= 0 || !methodWords[v[i+1:]] {
+			return v
+		}
+		v = v[:i]
+	}
+}
+
+// methodWords say how a run trains a model, not which.
+var methodWords = set("lora", "qlora", "sft", "dpo", "ft", "finetune", "finetuned", "finetuning", "grpo", "ppo", "rlhf")
 
 // checkpointHead is the name a checkpoint file is saved under, before the
 // training state its name goes on to record: Lightning's

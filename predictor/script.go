@@ -66,7 +66,9 @@ type Script struct {
 // read as the node's, and a batch the launch is given over all GPUs read
 // from the per-GPU variable it is computed from, and a wrapper no list
 // knows read through to the python or launcher it is handed (xvfb-run -a
-// python train.py), and families written as two words (efficient_net_b4).
+// python train.py), families written as two words (efficient_net_b4), the
+// weights file a checkpoint directory holds (pytorch_model.bin) read as
+// no model, and a local model name's method words cut (llama2_70b_lora).
 const SignatureVersion = "10"
 
 // Option is one #SBATCH option.

@@ -288,6 +288,18 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`torchrun --standalone --nproc_per_node=8 eval_model.py --model repo/final_model.int8.ptz`),
 			want:   Features{Launcher: "torchrun", Program: "eval_model.py", GPUs: 8},
 		},
+		"the weights file every checkpoint directory holds names no model": {
+			script: sh(`python finetune.py --base_model /scratch/ltu/exp/stage3/checkpoint-6000/pytorch_model.bin --batch_size 4`),
+			want:   Features{Launcher: "python", Program: "finetune.py", BatchSize: 4},
+		},
+		"a local model name's method words are the run's, not the model's": {
+			script: sh(`export MODEL_NAME="llama2_70b_lora"`, `python train.py`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "llama2_70b", ModelFrom: "env"},
+		},
+		"a hub id keeps the method word its name has": {
+			script: sh(`python dpo.py --model_name_or_path allenai/Llama-3.1-Tulu-3-8B-SFT`),
+			want:   Features{Launcher: "python", Program: "dpo.py", Model: "allenai/llama-3.1-tulu-3-8b-sft", ModelFrom: "flag"},
+		},
 		"a wrapper script that runs its arguments": {
 			script: sh(`#SBATCH --gres=gpu:2`, `srun /bin/bash run-in-container.bash /bin/bash -c 'python -u src/main.py --model="vit_base_patch16_224" --batch-size=64'`),
 			want: Features{Launcher: "srun", Program: "main.py", Model: "vit_base_patch16_224", ModelFrom: "flag", BatchSize: 64,
