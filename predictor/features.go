@@ -1171,6 +1171,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 			if nk == "tf32" && f.Precision != "" {
 				continue // TF32 matmuls beside --bf16 say nothing of the training precision
 			}
+			if p == "amp" && (f.Precision == "bf16" || f.Precision == "fp16") {
+				continue // --bf16 --mixed-precision: the switch beside its dtype
+			}
 			if nk == "fp8" || strings.HasPrefix(nk, "fp8_") {
 				fp8 = true
 			}

@@ -300,6 +300,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python dpo.py --model_name_or_path allenai/Llama-3.1-Tulu-3-8B-SFT`),
 			want:   Features{Launcher: "python", Program: "dpo.py", Model: "allenai/llama-3.1-tulu-3-8b-sft", ModelFrom: "flag"},
 		},
+		"a mixed-precision switch after its dtype keeps the dtype": {
+			script: sh(`python train.py --bf16 --mixed-precision --micro-batch-size 2`),
+			want:   Features{Launcher: "python", Program: "train.py", BatchSize: 2, Precision: "bf16"},
+		},
 		"a wrapper script that runs its arguments": {
 			script: sh(`#SBATCH --gres=gpu:2`, `srun /bin/bash run-in-container.bash /bin/bash -c 'python -u src/main.py --model="vit_base_patch16_224" --batch-size=64'`),
 			want: Features{Launcher: "srun", Program: "main.py", Model: "vit_base_patch16_224", ModelFrom: "flag", BatchSize: 64,
