@@ -827,7 +827,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 	// the code turned into flags (pythonArgs): read them if they say anything.
 	inline := prog < len(words) && words[prog] == "-" && len(args) > 0
 	if prog >= len(words) || words[prog] == "-" && !inline || l.module == "" && tools[path.Base(words[prog])] ||
-		setupModules[l.module] || l.module == "" && setupPrograms[path.Base(words[prog])] {
+		setupModules[l.module] || l.module == "" && setupPrograms[path.Base(words[prog])] || stagingScript(words[prog]) {
 		// No program (python -c), python reading stdin, srun nvidia-smi,
 		// python -m pip install, python setup.py: nothing trains here.
 		return f, false
@@ -1671,6 +1671,26 @@ var tools = set("all_reduce_perf", "all_gather_perf", "alltoall_perf", "broadcas
 	"find", "ln", "wget", "curl", "unzip", "zip", "gzip", "gunzip", "xargs", "chmod", "chown", "scp", "ssh", "stat",
 	"wc", "sort", "uniq", "cut", "tr", "basename", "dirname", "realpath", "readlink", "seq", "conda", "mamba",
 	"micromamba", "apptainer", "singularity", "docker", "podman", "enroot", "huggingface-cli", "hf", "aws", "gsutil")
+
+// stagingScript reports whether a shell script's name says it stages the
+// job's data or software rather than trains (srun --ntasks-per-node=1
+// copy-data.sh, install_deps.sh): a staging word and no training word.
+func stagingScript(w string) bool {
+	base := strings.ToLower(path.Base(w))
+	if ext := path.Ext(base); ext != ".sh" && ext != ".bash" {
+		return false
+	}
+	staging := false
+	for _, t := range strings.FieldsFunc(strings.TrimSuffix(base, path.Ext(base)), func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		switch t {
+		case "copy", "stage", "staging", "download", "untar", "extract", "sync", "install", "setup", "cleanup", "clean":
+			staging = true
+		case "train", "training", "finetune", "pretrain", "run", "launch", "main":
+			return false
+		}
+	}
+	return staging
+}
 
 // setupModules and setupPrograms are what jobs run with python before
 // training: installers, environment checks.

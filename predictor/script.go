@@ -68,7 +68,8 @@ type Script struct {
 // knows read through to the python or launcher it is handed (xvfb-run -a
 // python train.py), families written as two words (efficient_net_b4), the
 // weights file a checkpoint directory holds (pytorch_model.bin) read as
-// no model, and a local model name's method words cut (llama2_70b_lora).
+// no model, a local model name's method words cut (llama2_70b_lora), and
+// a script that stages data (srun copy-data.sh) not read as the launch.
 const SignatureVersion = "10"
 
 // Option is one #SBATCH option.

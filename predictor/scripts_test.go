@@ -304,6 +304,11 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python train.py --bf16 --mixed-precision --micro-batch-size 2`),
 			want:   Features{Launcher: "python", Program: "train.py", BatchSize: 2, Precision: "bf16"},
 		},
+		"a script that stages data on each node is not the launch": {
+			script: sh(`#SBATCH -N 2`, `#SBATCH -n 16`, `srun --ntasks-per-node=1 ./copy-data.sh /scratch/in /tmp/in`,
+				`mpirun -np $SLURM_NTASKS singularity exec --nv img.sif bash ./run_and_time.sh`),
+			want: Features{Launcher: "mpirun", Program: "run_and_time.sh", GPUs: 16},
+		},
 		"a wrapper script that runs its arguments": {
 			script: sh(`#SBATCH --gres=gpu:2`, `srun /bin/bash run-in-container.bash /bin/bash -c 'python -u src/main.py --model="vit_base_patch16_224" --batch-size=64'`),
 			want: Features{Launcher: "srun", Program: "main.py", Model: "vit_base_patch16_224", ModelFrom: "flag", BatchSize: 64,
