@@ -276,6 +276,13 @@ func spelledPrefix(w string) (GPUName, bool) {
 			// a40short; a100nv, KISTI's NVLink nodes
 			return g, true
 		}
+		if known && endsInDigit && (tail == "s" ||
+			len(tail) >= 2 && tail[0] == 'n' && strings.Trim(tail[1:], "0123456789") == "" ||
+			len(tail) >= 2 && len(tail) <= 3 && tail[0] != '0' && tail[len(tail)-1] == 'x' && strings.Trim(tail[:len(tail)-1], "0123456789") == "") {
+			// gpu-h100s: the type's plural; h100n3: a node's number after
+			// it; mi2104x: a node's count of it, before an x.
+			return g, true
+		}
 		if known && endsInDigit && len(tail) >= 2 && (tail[0] == 'x' || tail[0] == 'm') && strings.Trim(tail[1:], "0123456789") == "" {
 			// A count (partition a100x4: nodes of four) or a memory
 			// (gres type A100m40: the 40 GB model) after the type.

@@ -72,6 +72,11 @@ func TestReadGPUNames(t *testing.T) {
 		"a100x4":          {n("a100", 0)}, // a partition of four-GPU nodes
 		"gpuA100x4":       {n("a100", 0)},
 		"A100m40":         {n("a100", 40)}, // a gres type naming the 40 GB model
+		"gpu-h100s":       {n("h100", 0)},  // the type's plural
+		"h100n3":          {n("h100", 0)},  // a node's number after the type
+		"mi2104x":         {n("mi210", 0)}, // four MI210s a node
+		"a40n":            nil,
+		"a1000x":          nil, // no count starts with 0
 		"gpuh100":         {n("h100", 0)},
 		"proj@h100":       {n("h100", 0)},
 		"qos_gpu_h100-t4": {n("h100", 0), n("t4", 0)},

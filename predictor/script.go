@@ -69,7 +69,9 @@ type Script struct {
 // python train.py), families written as two words (efficient_net_b4), the
 // weights file a checkpoint directory holds (pytorch_model.bin) read as
 // no model, a local model name's method words cut (llama2_70b_lora), and
-// a script that stages data (srun copy-data.sh) not read as the launch.
+// a script that stages data (srun copy-data.sh) not read as the launch,
+// and a partition's type written with a plural, a node number or a count
+// after it (gpu-h100s, h100n3, mi2104x).
 const SignatureVersion = "10"
 
 // Option is one #SBATCH option.
