@@ -309,6 +309,10 @@ func TestNamesSitesUse(t *testing.T) {
 				`mpirun -np $SLURM_NTASKS singularity exec --nv img.sif bash ./run_and_time.sh`),
 			want: Features{Launcher: "mpirun", Program: "run_and_time.sh", GPUs: 16},
 		},
+		"a version after the program's name is part of the name": {
+			script: sh(`python $PYTHONPATH/sota-implementations/dreamer_v3/dreamer_v3.py env.name=cheetah`),
+			want:   Features{Launcher: "python", Program: "dreamer_v3.py", Model: "dreamer_v3", ModelFrom: "path"},
+		},
 		"a wrapper script that runs its arguments": {
 			script: sh(`#SBATCH --gres=gpu:2`, `srun /bin/bash run-in-container.bash /bin/bash -c 'python -u src/main.py --model="vit_base_patch16_224" --batch-size=64'`),
 			want: Features{Launcher: "srun", Program: "main.py", Model: "vit_base_patch16_224", ModelFrom: "flag", BatchSize: 64,

@@ -248,8 +248,8 @@ func trimWorkWords(name string) string {
 	}
 	for len(words) > 0 && (generic(words[len(words)-1]) || counter(words[len(words)-1]) && (len(words) > 1 || !named)) {
 		last := words[len(words)-1]
-		if len(words) > 1 && isDigits(name[last.from:last.to]) {
-			break // a number after a name is its version: poet_2
+		if len(words) > 1 && (isDigits(name[last.from:last.to]) || versionWord(strings.ToLower(name[last.from:last.to]))) {
+			break // a number after a name is its version: poet_2, dreamer_v3
 		}
 		if len(words) > 1 && strings.EqualFold(name[last.from:last.to], "net") {
 			break // a name's own suffix: ProtSCAPE-Net
