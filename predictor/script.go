@@ -71,7 +71,9 @@ type Script struct {
 // no model, a local model name's method words cut (llama2_70b_lora), and
 // a script that stages data (srun copy-data.sh) not read as the launch,
 // and a partition's type written with a plural, a node number or a count
-// after it (gpu-h100s, h100n3, mi2104x).
+// after it (gpu-h100s, h100n3, mi2104x), and in a workload's name a
+// version kept (dreamer_v3) and a first word run into the rest kept
+// (FastSpeech2).
 const SignatureVersion = "10"
 
 // Option is one #SBATCH option.

@@ -313,6 +313,14 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python $PYTHONPATH/sota-implementations/dreamer_v3/dreamer_v3.py env.name=cheetah`),
 			want:   Features{Launcher: "python", Program: "dreamer_v3.py", Model: "dreamer_v3", ModelFrom: "path"},
 		},
+		"a name's first word run into the rest is the name's (FastSpeech2)": {
+			script: sh(`#SBATCH --job-name=FastSpeech2-Train`, `python3 train.py -p config/LJSpeech/preprocess.yaml`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path", JobName: "FastSpeech2-Train"},
+		},
+		"a truncated word is no name of its own (FineTu)": {
+			script: sh(`#SBATCH -J FineTu`, `python -u ./finetune.py --seed 3`),
+			want:   Features{Launcher: "python", Program: "finetune.py", JobName: "FineTu"},
+		},
 		"a wrapper script that runs its arguments": {
 			script: sh(`#SBATCH --gres=gpu:2`, `srun /bin/bash run-in-container.bash /bin/bash -c 'python -u src/main.py --model="vit_base_patch16_224" --batch-size=64'`),
 			want: Features{Launcher: "srun", Program: "main.py", Model: "vit_base_patch16_224", ModelFrom: "flag", BatchSize: 64,

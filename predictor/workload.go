@@ -244,6 +244,11 @@ func trimWorkWords(name string) string {
 	named := len(words) > 0 && counter(words[0]) && !counterPrefixes[strings.TrimRightFunc(
 		strings.ToLower(name[:words[0].to]), unicode.IsDigit)]
 	for len(words) > 0 && (generic(words[0]) || counter(words[0]) && !named) {
+		if len(words) > 1 && camelBoundary(name, words[0].to) && words[0].to == words[1].from && !generic(words[1]) &&
+			words[1].to-words[1].from >= 3 &&
+			!trainWord(strings.ToLower(name[words[0].from:words[0].to])) {
+			break // a name's own first word, run into the rest: FastSpeech2, LongFormer
+		}
 		words, named = words[1:], false
 	}
 	for len(words) > 0 && (generic(words[len(words)-1]) || counter(words[len(words)-1]) && (len(words) > 1 || !named)) {
