@@ -1428,15 +1428,21 @@ func argFeatures(f Features, args []string, l launch) Features {
 		imsPerBatch = cfgTotal
 	}
 	if f.BatchSize == 0 && imsPerBatch > 0 {
-		// detectron2 splits SOLVER.IMS_PER_BATCH over --num-gpus.
-		if n := float64(max(procs, 1)); math.Mod(imsPerBatch, n) == 0 {
+		// detectron2 splits SOLVER.IMS_PER_BATCH over all its processes:
+		// --num-gpus on each of --num-machines.
+		world, worldFrom := max(procs, 1), procsFrom
+		if nodes > 1 && !(l.total && procs == l.procs && procsFrom == l.procsFrom) {
+			world *= nodes
+			worldFrom += " × " + nodesFrom
+		}
+		if n := float64(world); math.Mod(imsPerBatch, n) == 0 {
 			f.BatchSize = imsPerBatch / n
 			from := "SOLVER.IMS_PER_BATCH"
 			if cfgTotal == imsPerBatch && cfgTotalFrom != "" {
 				from = cfgTotalFrom
 			}
-			if procs > 1 {
-				from += " / " + procsFrom
+			if world > 1 {
+				from += " / " + worldFrom
 			}
 			f.note("batch_size", from)
 		}
