@@ -322,8 +322,8 @@ func TestNamesSitesUse(t *testing.T) {
 			want:   Features{Launcher: "python", Program: "finetune.py", JobName: "FineTu"},
 		},
 		"a config's batch of all GPUs is split over every node's": {
-			script: sh(`#SBATCH --nodes=2`, `srun -N 1 -n 1 python -m torch.distributed.launch --nproc_per_node=8 --nnodes=2 train.py --config=bs2048-warmup`),
-			want:   Features{Launcher: "torchrun", Program: "train.py", BatchSize: 128, GPUs: 16},
+			script: sh(`#SBATCH --nodes=2`, `srun -N 1 -n 1 python -m torch.distributed.launch --nproc_per_node=8 --nnodes=2 train.py --config=configs/vit_bs2048.yml`),
+			want:   Features{Launcher: "torchrun", Program: "train.py", Model: "vit", ModelFrom: "config", BatchSize: 128, GPUs: 16},
 		},
 		"a wrapper script that runs its arguments": {
 			script: sh(`#SBATCH --gres=gpu:2`, `srun /bin/bash run-in-container.bash /bin/bash -c 'python -u src/main.py --model="vit_base_patch16_224" --batch-size=64'`),
