@@ -1356,7 +1356,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 			vocab, vocabFrom = num, k
 		case (nk == "gpus" || nk == "num_gpus" || nk == "ngpus" || nk == "devices" || nk == "world_size") && isNum && procs == 0:
 			procs, procsFrom = int(num), k
-		case nk == "num_nodes" && isNum && nodes == 0:
+		case (nk == "num_nodes" || nk == "num_machines") && isNum && nodes == 0: // detectron2's --num-machines
 			nodes, nodesFrom = int(num), k
 		case algoFlags[nk] && algoModel == "" && !isNum && !strings.Contains(v, "/"):
 			// --algo sac_rad, --algorithm ppo: an RL job's agent is its workload.
@@ -1428,8 +1428,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 		imsPerBatch = cfgTotal
 	}
 	if f.BatchSize == 0 && imsPerBatch > 0 {
-		// detectron2 splits SOLVER.IMS_PER_BATCH over all its processes:
-		// --num-gpus on each of --num-machines.
+		// detectron2 splits SOLVER.IMS_PER_BATCH over all its processes
+		// (--num-gpus on each of --num-machines), a config named for its
+		// batch over torchrun's --nproc_per_node on each of --nnodes.
 		world, worldFrom := max(procs, 1), procsFrom
 		if nodes > 1 && !(l.total && procs == l.procs && procsFrom == l.procsFrom) {
 			world *= nodes

@@ -325,6 +325,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --nodes=2`, `srun -N 1 -n 1 python -m torch.distributed.launch --nproc_per_node=8 --nnodes=2 train.py --config=configs/vit_bs2048.yml`),
 			want:   Features{Launcher: "torchrun", Program: "train.py", Model: "vit", ModelFrom: "config", BatchSize: 128, GPUs: 16},
 		},
+		"detectron2's batch is split over every machine's GPUs": {
+			script: sh(`#SBATCH --nodes=2`, `srun python train_net.py --config-file configs/mask_rcnn_R_50_FPN_3x.yaml --num-gpus 8 --num-machines 2 SOLVER.IMS_PER_BATCH 64`),
+			want: Features{Launcher: "srun", Program: "train_net.py", Model: "mask-rcnn-r50-fpn", ModelFrom: "config", BatchSize: 4, GPUs: 16},
+		},
 		"a wrapper script that runs its arguments": {
 			script: sh(`#SBATCH --gres=gpu:2`, `srun /bin/bash run-in-container.bash /bin/bash -c 'python -u src/main.py --model="vit_base_patch16_224" --batch-size=64'`),
 			want: Features{Launcher: "srun", Program: "main.py", Model: "vit_base_patch16_224", ModelFrom: "flag", BatchSize: 64,
