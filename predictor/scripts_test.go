@@ -327,7 +327,7 @@ func TestNamesSitesUse(t *testing.T) {
 		},
 		"detectron2's batch is split over every machine's GPUs": {
 			script: sh(`#SBATCH --nodes=2`, `srun python train_net.py --config-file configs/mask_rcnn_R_50_FPN_3x.yaml --num-gpus 8 --num-machines 2 SOLVER.IMS_PER_BATCH 64`),
-			want: Features{Launcher: "srun", Program: "train_net.py", Model: "mask-rcnn-r50-fpn", ModelFrom: "config", BatchSize: 4, GPUs: 16},
+			want:   Features{Launcher: "srun", Program: "train_net.py", Model: "mask-rcnn-r50-fpn", ModelFrom: "config", BatchSize: 4, GPUs: 16},
 		},
 		"a wrapper script that runs its arguments": {
 			script: sh(`#SBATCH --gres=gpu:2`, `srun /bin/bash run-in-container.bash /bin/bash -c 'python -u src/main.py --model="vit_base_patch16_224" --batch-size=64'`),
