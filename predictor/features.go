@@ -1758,10 +1758,8 @@ func validModel(m string) bool {
 		if checkpointName(base) {
 			return false
 		}
-		for _, p := range []string{"output", "final", "best", "last", "latest"} {
-			if strings.HasPrefix(base, p) {
-				return false
-			}
+		if strings.HasPrefix(base, "output") || slices.ContainsFunc(runWeightsWords, func(p string) bool { return strings.HasPrefix(base, p) }) {
+			return false
 		}
 		switch base {
 		case "model", "models", "weights", "pretrained", "hf", "base", "init", "merged", "export", "exported":
@@ -1770,10 +1768,11 @@ func validModel(m string) bool {
 	} else {
 		// repo/final_model.int8.ptz: a run's own last or best weights,
 		// whatever directory holds them.
-		for _, p := range []string{"final", "best", "last", "latest"} {
-			if rest, ok := strings.CutPrefix(base, p); ok && (rest == "" || strings.ContainsRune("_-.", rune(rest[0]))) {
-				return false
-			}
+		if slices.ContainsFunc(runWeightsWords, func(p string) bool {
+			rest, ok := strings.CutPrefix(base, p)
+			return ok && (rest == "" || strings.ContainsRune("_-.", rune(rest[0])))
+		}) {
+			return false
 		}
 	}
 	for _, ext := range []string{".sif", ".sqsh", ".simg", ".img", ".sh", ".yaml", ".yml", ".json", ".txt", ".csv", ".tsv",
@@ -1784,6 +1783,10 @@ func validModel(m string) bool {
 	}
 	return !strings.Contains(m, "://")
 }
+
+// runWeightsWords start the names a run gives its own weights (final,
+// best_model, last.ckpt).
+var runWeightsWords = []string{"final", "best", "last", "latest"}
 
 // modelWords say "a model" without naming one.
 var modelWords = set("model", "models", "net", "network", "arch", "default")
@@ -2484,7 +2487,8 @@ func normModel(v string) string {
 		v = path.Base(v) // a local path, models/llama-2-7b-hf among them
 	}
 	v = strings.TrimSuffix(v, weightsExt(v))
-	if base := path.Base(v); weightsFiles[base] {
+	base := path.Base(v)
+	if weightsFiles[base] {
 		// .../checkpoint-6000/pytorch_model.bin: the file every such
 		// directory holds; the directory is the model's.
 		if dir := path.Dir(v); dir != "." && dir != "/" {
@@ -2492,9 +2496,9 @@ func normModel(v string) string {
 		}
 		return ""
 	}
-	if base := path.Base(v); checkpointHead(base) != base {
+	if head := checkpointHead(base); head != base {
 		// run1/model5_epoch71.pk1: a checkpoint file, no hub name.
-		return checkpointHead(base)
+		return head
 	}
 	if !strings.Contains(v, "/") {
 		v = trimMethodTail(v)

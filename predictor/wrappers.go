@@ -359,8 +359,11 @@ func peel(words []string) launch {
 // program they are.
 func unknownWrapper(words []string, i int) int {
 	base := path.Base(words[i])
-	if isShellName(base) || strings.HasPrefix(base, "-") || unexpanded(words[i]) || path.Ext(base) == ".sh" || path.Ext(base) == ".py" ||
-		path.Ext(base) == ".bash" {
+	switch path.Ext(base) {
+	case ".sh", ".bash", ".py":
+		return i
+	}
+	if isShellName(base) || strings.HasPrefix(base, "-") || unexpanded(words[i]) {
 		return i
 	}
 	for j := i + 1; j < len(words)-1 && j <= i+8; j++ {
