@@ -238,7 +238,6 @@ node_agent_signal() {
 
 # ---------------------------------------------------------------- slurm
 
-# slurmctld_start [ARGS...]: start slurmctld (daemonised) with extra ARGS.
 # refuse_running PIDFILE NAME: die when this cluster already has a NAME
 # daemon (cluster_pids), whatever PIDFILE says; else remove PIDFILE.
 refuse_running() {
@@ -248,6 +247,7 @@ refuse_running() {
 	rm -f "$1"
 }
 
+# slurmctld_start [ARGS...]: start slurmctld (daemonised) with extra ARGS.
 slurmctld_start() {
 	refuse_running "$CLUSTER_DIR/run/slurmctld.pid" slurmctld
 	log "starting slurmctld${*:+ $*}"
