@@ -98,6 +98,11 @@ type Features struct {
 	// ParseScript returns; ConfigStandInFrom says where it was read.
 	ConfigStandIn     string `json:"-"`
 	ConfigStandInFrom string `json:"-"`
+	// BatchKey is the flag, config key or variable BatchSize was read
+	// from, as normFlag gives it (per_device_train_batch_size, batch_size),
+	// or empty when it was worked out otherwise. Read while the script is
+	// walked and empty in what ParseScript returns.
+	BatchKey string `json:"-"`
 }
 
 // note records src as where feature came from ("" records nothing).
@@ -325,18 +330,17 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 		// (--batch-size=$((MICRO_BATCH_SIZE * NUM_GPUS)), NUM_GPUS counted
 		// at run time): a variable the script names for a per-GPU batch.
 		if name, v := perGPUBatchVar(r.vars); name != "" {
-			f.BatchSize = v
+			f.BatchSize, f.BatchKey = v, normFlag(name)
 			f.note("batch_size", "$"+name)
 		}
 	}
-	if from := strings.Fields(f.From["batch_size"]); f.BatchSize > 0 && f.GPUs > 1 && found && len(from) > 0 &&
-		!perGPUBatchFlag(normFlag(from[len(from)-1])) {
+	if f.BatchSize > 0 && f.GPUs > 1 && found && f.BatchKey != "" && !perGPUBatchFlag(f.BatchKey) {
 		// BATCH_SIZE_PER_GPU=128; --batch-size=$((BATCH_SIZE_PER_GPU *
 		// NUM_GPUS)) on 4 GPUs: the launch is given the batch of all of
 		// them, and the variable says each one's.
 		if name, v := perGPUBatchVar(r.vars); name != "" && f.BatchSize == v*float64(f.GPUs) {
-			f.BatchSize = v
-			f.note("batch_size", "$"+name+" ("+from[len(from)-1]+" is it × the GPUs)")
+			f.BatchSize, f.BatchKey = v, normFlag(name)
+			f.note("batch_size", "$"+name+" ("+f.From["batch_size"]+" is it × the GPUs)")
 		}
 	}
 	if f.BatchSize == 0 && f.GlobalBatchSize > 0 && f.GPUs > 0 && f.Layers == 0 {
@@ -401,7 +405,7 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 		f.Model, f.ModelFrom = f.ConfigStandIn, "path"
 		f.note("model", f.ConfigStandInFrom)
 	}
-	f.ConfigStandIn, f.ConfigStandInFrom = "", ""
+	f.ConfigStandIn, f.ConfigStandInFrom, f.BatchKey = "", "", ""
 	if f.Layers > 0 && f.Hidden > 0 && f.Model != "" && !hasSize(f.Model) {
 		// --num-layers 24 --hidden-size 1024 of a job named gpt2: its shape
 		// says which GPT-2.
@@ -659,6 +663,9 @@ func mergeFeatures(a, b Features) Features {
 			*x = y
 			a.copyFrom(b, name)
 		}
+	}
+	if a.BatchSize == 0 && b.BatchSize != 0 {
+		a.BatchKey = b.BatchKey
 	}
 	fill(&a.BatchSize, b.BatchSize, "batch_size")
 	fill(&a.GlobalBatchSize, b.GlobalBatchSize, "global_batch_size")
@@ -1303,7 +1310,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 				continue
 			}
 			perGPUBatch = perGPUBatch || perGPUBatchFlag(nk)
-			f.BatchSize = num
+			f.BatchSize, f.BatchKey = num, nk
 			f.note("batch_size", k)
 		case evalBatchFlags[nk] && isNum && evalBatch == 0:
 			evalBatch, evalBatchFrom = num, k
@@ -1408,7 +1415,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 		// verl splits the deprecated ppo_micro_batch_size over its GPUs
 		// (and sequence-parallel groups); data.train_batch_size counts
 		// prompts of all GPUs, so it says nothing per GPU either.
-		f.BatchSize = 0
+		f.BatchSize, f.BatchKey = 0, ""
 		if n, from, ok := verl.perGPU(); ok {
 			f.BatchSize = n
 			f.note("batch_size", from)
@@ -1634,10 +1641,10 @@ func envFeatures(f *Features, env map[string]string) {
 	if f.BatchSize == 0 {
 		if n, err := strconv.ParseFloat(get("MICRO_BATCH_SIZE", "BATCH_SIZE", "PER_DEVICE_BATCH_SIZE", "LOCAL_BATCH_SIZE",
 			"BATCH_SIZE_PER_GPU", "PER_GPU_BATCH_SIZE", "MBS", "BS"), 64); err == nil && n > 0 && n < 1e9 {
-			f.BatchSize = n
+			f.BatchSize, f.BatchKey = n, normFlag(strings.TrimPrefix(key, "$"))
 			f.note("batch_size", key)
 		} else if name, n := prefixedBatch(env); n > 0 {
-			f.BatchSize = n
+			f.BatchSize, f.BatchKey = n, normFlag(name)
 			f.note("batch_size", "$"+name)
 		}
 	}
