@@ -387,7 +387,7 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 		}
 	} else if w := workloadName(f.JobName); f.ModelFrom == "path" && w != "" &&
 		(strings.HasSuffix(f.Model, "_"+w) || strings.HasSuffix(f.Model, "-"+w)) {
-		// The job named dimenet runs in GRPN_adam_dimenet: the word the
+		// The job named spherenet runs in GRPN_adam_spherenet: the word the
 		// two share, the name's head, is the work's name (open_whisper is
 		// whisper; avp_vit stays whole).
 		f.Model = w
@@ -1298,6 +1298,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 			if m := familyModel(v); m != "" && configModel == "" {
 				configModel, configFrom = m, k+" "+v
 			}
+		case configModel == "" && hydraOption(a, k, v) && validModel(familyModel(path.Base(v))):
+			// Hydra's solver=compression/encodec_base_8khz: a config group's
+			// option, a config named for its model (not a hub id).
+			configModel, configFrom = familyModel(path.Base(v)), k+"="+v
 		case hfModel == "" && !dataFlag(nk) && !besideModel(nk) && (looksLikeHFName(v) || modelDirFlag(nk) && strings.Contains(v, "/")) &&
 			!isConfigFile(v) && weightsExt(v) == "" &&
 			!bareFamily(familyModel(path.Base(v))) && familyModel(path.Base(v)) != "" && validModel(normModel(v)):
@@ -1364,6 +1368,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 		case (nk == "gpus" || nk == "num_gpus" || nk == "ngpus" || nk == "devices" || nk == "world_size") && isNum && procs == 0:
 			procs, procsFrom = int(num), k
 		case (nk == "num_nodes" || nk == "num_machines") && isNum && nodes == 0: // detectron2's --num-machines
+			nodes, nodesFrom = int(num), k
+		case (nk == "nodes" || nk == "nnodes") && isNum && num <= 1<<12 && nodes == 0:
+			// a Lightning program's --nodes $SLURM_JOB_NUM_NODES beside its
+			// --devices: its Trainer's num_nodes.
 			nodes, nodesFrom = int(num), k
 		case algoFlags[nk] && algoModel == "" && !isNum && !strings.Contains(v, "/"):
 			// --algo sac_rad, --algorithm ppo: an RL job's agent is its workload.
@@ -1842,7 +1850,7 @@ func isCommitHash(w string) bool {
 // splitFamilies are the families whose names are also written as two
 // words: efficient_net_b4, mobile-net-v2, conv_next_tiny.
 var splitFamilies = []struct{ head, tail string }{{"efficient", "net"}, {"mobile", "net"}, {"res", "net"}, {"dense", "net"},
-	{"shuffle", "net"}, {"squeeze", "net"}, {"reg", "net"}, {"conv", "next"}}
+	{"shuffle", "net"}, {"squeeze", "net"}, {"reg", "net"}, {"conv", "next"}, {"tiny", "llama"}}
 
 // joinSplitFamilies writes the two-word spellings of splitFamilies as the
 // one word modelFamilies know, where the first begins a word of s.
@@ -1877,6 +1885,20 @@ var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "ph
 	"beit", "siglip", "olmoe", "dbrx", "rwkv", "mamba", "bloomz", "flan", "ernie", "minicpm", "idefics", "pixtral",
 	"yolo", "sam2", "stable-diffusion", "pi0", "blenderbot", "pegasus", "mbart", "marian", "longformer", "bigbird",
 	"esm2", "videomae", "swinv2", "wrn", "shufflenet", "squeezenet", "stylegan"}
+
+// archModels are architectures whose name alone names the model, as a
+// family's does not (llama names no model, schnet does): interatomic
+// potentials, protein folding, weather, operator learning, speech and
+// audio, and generative models, as their papers and codebases spell them.
+// familyModel reads them as families; bareFamily does not count them.
+var archModels = []string{"schnet", "painn", "dimenet", "nequip", "mace", "egnn", "gemnet", "equiformer",
+	"alphafold", "openfold", "esmfold", "rosettafold", "proteinmpnn", "fourcastnet", "graphcast", "sfno", "afno",
+	"deeponet", "pointnet", "dgcnn", "encodec", "musicgen", "audiogen", "hifigan", "tacotron", "fastspeech",
+	"wavenet", "waveglow", "ddpm", "ddim", "vqvae", "vqgan", "pix2pix", "cyclegan"}
+
+var isArch = set(archModels...)
+
+func init() { modelFamilies = append(modelFamilies, archModels...) }
 
 // familyModel reads a model from a name that mentions one: a config file
 // ("configs/llama2-7b.yaml", "examples/train_lora/llama3_lora_sft.yaml",
@@ -1929,7 +1951,11 @@ func familyModel(s string) string {
 			if !strings.HasPrefix(t, m) {
 				continue
 			}
-			if rest := t[len(m):]; versionTail(rest) || isSize(rest) || m == "yolo" && yoloScale(rest) {
+			rest := t[len(m):]
+			if isArch[m] && len(rest) > 1 {
+				continue // pointnet2 and fastspeech2 are versions, pointnet12 a run's counter
+			}
+			if versionTail(rest) || isSize(rest) || m == "yolo" && yoloScale(rest) {
 				fam = t // llama3, resnet50, smollm3b, yolov8m
 				if v, ok := runInVersions[t]; ok {
 					fam = v // qwen25 is qwen2.5, llama31 llama3.1
@@ -2116,7 +2142,7 @@ func hasDigit(s string) bool {
 // bareFamily reports whether a name is a family word alone (gpt, resnet,
 // bert), with no version, size or variant to say which model.
 func bareFamily(m string) bool {
-	return slices.Contains(modelFamilies, m)
+	return slices.Contains(modelFamilies, m) && !isArch[m]
 }
 
 // modelKinds name a kind of model within a family, before its size
@@ -2490,6 +2516,11 @@ func normModel(v string) string {
 	if d, ok := strings.CutPrefix(v, "res"); ok && isDigits(d) && len(d) <= 3 {
 		return "resnet" + d // res18, res50: how self-supervised code names its ResNets
 	}
+	if dir, file := path.Split(strings.TrimSuffix(v, weightsExt(v))); dir != "" && sizeFirst(file) && hasSize(familyModel(path.Base(dir))) {
+		// .../llama-3-8b-instruct-nemo_v1.0/8b_instruct_nemo_bf16.nemo: a
+		// file named for its size alone; its directory names the model.
+		return familyModel(path.Base(dir))
+	}
 	if org, _, _ := strings.Cut(v, "/"); strings.Contains(v, "/") && (!looksLikeHFName(v) || pathWords[org]) {
 		v = path.Base(v) // a local path, models/llama-2-7b-hf among them
 	}
@@ -2511,6 +2542,31 @@ func normModel(v string) string {
 		v = trimMethodTail(v)
 	}
 	return v
+}
+
+// hydraOption reports whether the word a, read as key k and value v, is a
+// Hydra override choosing a config group's option by its path
+// (solver=musicgen/musicgen_base_32khz): no flag, no dotted key, a
+// relative path of at most three names, none a file's, under a key that
+// names no directory or file.
+func hydraOption(a, k, v string) bool {
+	if strings.HasPrefix(a, "-") || strings.Contains(k, ".") || !strings.Contains(v, "/") || strings.Count(v, "/") > 2 ||
+		strings.ContainsAny(v, ".$~:") || strings.HasPrefix(v, "/") {
+		return false
+	}
+	nk := normFlag(k)
+	for _, w := range []string{"dir", "path", "file", "save", "out", "log", "ckpt", "checkpoint", "data", "root", "cache"} {
+		if strings.Contains(nk, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// sizeFirst reports whether a name starts with a size word: 8b_instruct.
+func sizeFirst(name string) bool {
+	first, _, _ := strings.Cut(strings.ReplaceAll(name, "-", "_"), "_")
+	return isSize(first)
 }
 
 // weightsFiles are the names the Hugging Face libraries save a model's

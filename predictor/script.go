@@ -73,8 +73,13 @@ type Script struct {
 // and a partition's type written with a plural, a node number or a count
 // after it (gpu-h100s, h100n3, mi2104x), and in a workload's name a
 // version kept (dreamer_v3) and a first word run into the rest kept
-// (FastSpeech2).
-const SignatureVersion = "10"
+// (FastSpeech2); 11 architectures whose name alone names the model
+// (schnet, painn, esmfold, afno, fastspeech2, ddpm) read where a family's
+// bare name is not, a Hydra group's option read for the model its config
+// is named for (solver=compression/encodec_base_24khz), a weights file
+// named for its size alone read for its directory's model, and TinyLlama
+// written as two words.
+const SignatureVersion = "11"
 
 // Option is one #SBATCH option.
 type Option struct {

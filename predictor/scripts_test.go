@@ -314,8 +314,8 @@ func TestNamesSitesUse(t *testing.T) {
 			want:   Features{Launcher: "python", Program: "dreamer_v3.py", Model: "dreamer_v3", ModelFrom: "path"},
 		},
 		"a name's first word run into the rest is the name's (FastSpeech2)": {
-			script: sh(`#SBATCH --job-name=FastSpeech2-Train`, `python3 train.py -p config/LJSpeech/preprocess.yaml`),
-			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path", JobName: "FastSpeech2-Train"},
+			script: sh(`#SBATCH --job-name=GlowTTS2-Train`, `python3 train.py -p config/LJSpeech/preprocess.yaml`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "glowtts2", ModelFrom: "path", JobName: "GlowTTS2-Train"},
 		},
 		"a truncated word is no name of its own (FineTu)": {
 			script: sh(`#SBATCH -J FineTu`, `python -u ./finetune.py --seed 3`),
@@ -484,7 +484,8 @@ func TestNamesSitesUse(t *testing.T) {
 		},
 		"a DeepSpeed config named for its precision": {
 			script: sh(`python main.py --distributed --num-gpus 8 --mode train --config-yml configs/s2ef/gemnet-dT.yml --deepspeed-config configs/ds_config_fp16.json`),
-			want:   Features{Launcher: "python", Program: "main.py", Precision: "fp16", GPUs: 8},
+			want: Features{Launcher: "python", Program: "main.py", Model: "gemnet", ModelFrom: "config", Precision: "fp16",
+				GPUs: 8},
 		},
 		"accelerate's --num_processes counts the processes of all machines": {
 			script: sh(`#SBATCH --nodes=2`, `#SBATCH --exclusive`, `GPUS_PER_NODE=8`, `NNODES=2`,
@@ -627,6 +628,58 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python run_classifier.py --bert_config_file=./cased_L-24_H-1024_A-16/bert_config.json --train_batch_size=16`),
 			want: Features{Launcher: "python", Program: "run_classifier.py", Model: "bert-large-cased", ModelFrom: "config",
 				BatchSize: 16},
+		},
+	}
+	runFeatureCases(t, cases)
+}
+
+// TestArchitectureNames: architectures whose name alone names the model
+// (interatomic potentials, protein folding, weather, speech, generative
+// models) are read where a family's bare name is not, and the other ways
+// science and audio codebases name their model and GPUs.
+func TestArchitectureNames(t *testing.T) {
+	cases := map[string]struct {
+		script string
+		want   Features
+	}{
+		"a subcommand's model word": {
+			script: sh(`#SBATCH --gres=gpu:v100:1`, `python spk_run.py train schnet qm9 data/qm9.db runs/ --cuda`),
+			want:   Features{Launcher: "python", Program: "spk_run.py", Model: "schnet", ModelFrom: "flag", GPUs: 1, GPUType: "v100"},
+		},
+		"a config named for the architecture": {
+			script: sh(`#SBATCH --gres=gpu:a100:1`, `srun python scripts/train.py --workdir=runs/egap --config=configs/aflow_egap_painn.py`),
+			want:   Features{Launcher: "srun", Program: "train.py", Model: "painn", ModelFrom: "config", GPUs: 1, GPUType: "a100"},
+		},
+		"a preset in camel case": {
+			script: sh(`#SBATCH --gpus-per-node=4`, `srun python train_protein.py data/ out/ --yaml_config_preset presets/finetune_esmFold_lowLR.yml --precision 16`),
+			want: Features{Launcher: "srun", Program: "train_protein.py", Model: "esmfold", ModelFrom: "config", GPUs: 4,
+				Precision: "fp16"},
+		},
+		"a family's bare name in a subcommand is still no model": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python main.py train llama data/`),
+			want:   Features{Launcher: "python", Program: "main.py", GPUs: 1},
+		},
+		"a Hydra group's option names the model": {
+			script: sh(`#SBATCH --gres=gpu:2`, `dora run solver=compression/encodec_base_24khz dset=audio/example dataset.batch_size=16`),
+			want: Features{Launcher: "python", Program: "dora run", Model: "encodec-base", ModelFrom: "config", GPUs: 2,
+				BatchSize: 16},
+		},
+		"a Hydra path under a directory key is no model": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python train.py save_dir=runs/opt_prompts/grpo`),
+			want:   Features{Launcher: "python", Program: "train.py", GPUs: 1},
+		},
+		"a weights file named for its size in a model's directory": {
+			script: sh(`#SBATCH --gres=gpu:4`, `python megatron_gpt_finetuning.py model.restore_from_path=/models/llama-3-8b-instruct-nemo_v1.0/8b_instruct_nemo_bf16.nemo`),
+			want: Features{Launcher: "python", Program: "megatron_gpt_finetuning.py", Model: "llama-3-8b-instruct", ModelFrom: "flag",
+				GPUs: 4},
+		},
+		"a Lightning program's nodes and devices": {
+			script: sh(`#SBATCH --nodes=8`, `#SBATCH --ntasks-per-node=4`, `srun python pretrain.py --accelerator gpu --nodes $SLURM_JOB_NUM_NODES --devices $SLURM_NTASKS_PER_NODE --batch-size 32`),
+			want:   Features{Launcher: "srun", Program: "pretrain.py", GPUs: 32, BatchSize: 32},
+		},
+		"a two-word TinyLlama": {
+			script: sh(`#SBATCH --gres=gpu:8`, `torchrun --nproc_per_node=8 run_train.py --config-file examples/config_tiny_llama.yaml`),
+			want:   Features{Launcher: "torchrun", Program: "run_train.py", Model: "tinyllama", ModelFrom: "config", GPUs: 8},
 		},
 	}
 	runFeatureCases(t, cases)

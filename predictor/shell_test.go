@@ -320,7 +320,7 @@ func TestWrappers(t *testing.T) {
 		},
 		"python -m module names the program": {
 			script: sh(`python -m cyclegan --bs 1`),
-			want:   Features{Launcher: "python", Program: "-m cyclegan", Model: "cyclegan", ModelFrom: "path", BatchSize: 1},
+			want:   Features{Launcher: "python", Program: "-m cyclegan", Model: "cyclegan", ModelFrom: "program", BatchSize: 1},
 		},
 		"python -m torch.distributed.launch": {
 			script: sh(`python -m torch.distributed.launch --nproc_per_node=4 --use_env train.py --model resnext50_32x4d`),
@@ -571,8 +571,8 @@ func TestFrameworkConventions(t *testing.T) {
 			want:   Features{Launcher: "python", Program: "kol_trainer.py", Model: "cgkn", ModelFrom: "path", JobName: "kol"},
 		},
 		"the job's name is the head of the directory's": {
-			script: sh(`#SBATCH --job-name=dimenet`, `cd /work/code/GRPN_adam_dimenet`, `conda run -n graph python train.py`),
-			want:   Features{Launcher: "python", Program: "train.py", Model: "dimenet", ModelFrom: "path", JobName: "dimenet"},
+			script: sh(`#SBATCH --job-name=spherenet`, `cd /work/code/GRPN_adam_spherenet`, `conda run -n graph python train.py`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "spherenet", ModelFrom: "path", JobName: "spherenet"},
 		},
 		"a directory's first word is no head": {
 			script: sh(`#SBATCH --job-name=avp`, `cd /work/avp_vit`, `python train.py`),
@@ -606,7 +606,7 @@ func TestFrameworkConventions(t *testing.T) {
 		},
 		"--enable_amp": {
 			script: sh(`python train.py --enable_amp --yaml_config=config/AFNO.yaml`),
-			want:   Features{Launcher: "python", Program: "train.py", Precision: "amp", Model: "afno", ModelFrom: "path"},
+			want:   Features{Launcher: "python", Program: "train.py", Precision: "amp", Model: "afno", ModelFrom: "config"},
 		},
 		"mpirun's -mca takes a parameter and its value": {
 			script: sh(`mpirun -np 16 -x PATH -bind-to none -map-by slot -mca pml ob1 -mca btl ^openib python3 train.py --batch_size 4`),
@@ -628,8 +628,8 @@ func TestFrameworkConventions(t *testing.T) {
 			want:   Features{Launcher: "python", Program: "train.py", Precision: "bf16"},
 		},
 		"a config's name stands in where nothing else names the work": {
-			script: sh(`python train.py --config configs/fastspeech2.yaml`),
-			want:   Features{Launcher: "python", Program: "train.py", Model: "fastspeech2", ModelFrom: "path"},
+			script: sh(`python train.py --config configs/glowtts.yaml`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "glowtts", ModelFrom: "path"},
 		},
 		"a program's name beats a config's": {
 			script: sh(`python train_whisper.py --config configs/indicspeech.yaml`),
@@ -703,8 +703,8 @@ func TestFrameworkConventions(t *testing.T) {
 			want:   Features{Launcher: "torchrun", Program: "train.py", Model: "aurora", ModelFrom: "path", GPUs: 4, JobName: "aurora-train"},
 		},
 		"the job's name says more than the program's": {
-			script: sh(`#SBATCH -J ddpm`, `python unet.py --epochs 5`),
-			want:   Features{Launcher: "python", Program: "unet.py", Model: "ddpm", ModelFrom: "path", Epochs: 5, JobName: "ddpm"},
+			script: sh(`#SBATCH -J scoresde`, `python unet.py --epochs 5`),
+			want:   Features{Launcher: "python", Program: "unet.py", Model: "scoresde", ModelFrom: "path", Epochs: 5, JobName: "scoresde"},
 		},
 		"a program's name the job's name agrees with": {
 			script: sh(`#SBATCH -J surgery_controlnet_v2`, `accelerate launch train_controlnet.py`),

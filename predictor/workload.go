@@ -145,7 +145,7 @@ var (
 		"home", "exam", "homework", "project", "proj", "thesis", "workspace", "work", "code", "core", "cluster",
 		"prepare", "preprocess", "process", "prep", "setup", "install", "env", "submit", "launcher", "wrapper",
 		"script", "scripts", "batch", "sbatch", "srun", "slurm", "hpc", "node", "nodes", "multinode", "multigpu",
-		"singlegpu", "gpu", "gpus", "cpu", "cuda", "nccl", "mpi", "ddp", "fsdp", "deepspeed", "horovod",
+		"singlegpu", "gpu", "gpus", "cpu", "size", "sizes", "cuda", "nccl", "mpi", "ddp", "fsdp", "deepspeed", "horovod",
 		"accelerate", "lightning", "pytorch", "torch", "tensorflow", "keras", "jax", "flax", "hf", "huggingface", "ray",
 		"transformers", "peft", "trl", "tf", "pt", "vllm", "megatron", "nemo", "torchrun", "distributed", "parallel",
 		"pipeline", "inference", "validation", "val", "valid", "testing", "tests", "evaluation", "eval",
