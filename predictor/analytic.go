@@ -60,6 +60,9 @@ func ModelParams(model string) float64 {
 			}
 			factor, num = float64(n), b
 		}
+		if len(num) > 1 && num[0] == '0' && !strings.Contains(num, ".") {
+			num = "0." + num[1:] // qwen3_06b, qwen2_05b: the point left out, 0.6B and 0.5B
+		}
 		v, err := strconv.ParseFloat(num, 64)
 		if err != nil || v <= 0 || math.IsInf(v, 0) {
 			continue

@@ -1298,6 +1298,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 			if m := familyModel(v); m != "" && configModel == "" {
 				configModel, configFrom = m, k+" "+v
 			}
+		case configModel == "" && strings.HasPrefix(a, "-") && !dataFlag(nk) && !besideModel(nk) && !tokenizerWord(nk) &&
+			!tokenizerWord(strings.ToLower(path.Base(v))) && !strings.Contains(nk, "eval") && configFileModel(v) != "" &&
+			!strings.HasSuffix(v, ".py"):
+			// --train-toml configs/pretrain/qwen3_06b.toml: a config file, under
+			// whatever flag, named for its model.
+			configModel, configFrom = configFileModel(v), k+" "+v
 		case configModel == "" && hydraOption(a, k, v) && validModel(familyModel(path.Base(v))):
 			// Hydra's solver=compression/encodec_base_8khz: a config group's
 			// option, a config named for its model (not a hub id).
@@ -2542,6 +2548,12 @@ func normModel(v string) string {
 		v = trimMethodTail(v)
 	}
 	return v
+}
+
+// tokenizerWord reports whether a flag or file name is a tokenizer's
+// (--vocab-file gpt2-vocab.json, --merge-file, tokenizer_config.json).
+func tokenizerWord(w string) bool {
+	return strings.Contains(w, "vocab") || strings.Contains(w, "merge") || strings.Contains(w, "token")
 }
 
 // hydraOption reports whether the word a, read as key k and value v, is a

@@ -78,8 +78,10 @@ type Script struct {
 // bare name is not, a Hydra group's option read for the model its config
 // is named for (solver=compression/encodec_base_24khz), a weights file
 // named for its size alone read for its directory's model, and TinyLlama
-// written as two words.
-const SignatureVersion = "11"
+// written as two words; 12 a model looked up in the hub cache by a command
+// substitution ($(find .../models--Qwen--Qwen3-4B/snapshots ...)), and a
+// config file named for its model under any flag (--train-toml qwen3_06b.toml).
+const SignatureVersion = "12"
 
 // Option is one #SBATCH option.
 type Option struct {

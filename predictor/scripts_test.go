@@ -1,6 +1,9 @@
 package predictor
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestWholeScripts: whole batch scripts in the styles sites write them, each
 // mixing several of the patterns above, with what a person reads from them.
@@ -680,6 +683,43 @@ func TestArchitectureNames(t *testing.T) {
 		"a two-word TinyLlama": {
 			script: sh(`#SBATCH --gres=gpu:8`, `torchrun --nproc_per_node=8 run_train.py --config-file examples/config_tiny_llama.yaml`),
 			want:   Features{Launcher: "torchrun", Program: "run_train.py", Model: "tinyllama", ModelFrom: "config", GPUs: 8},
+		},
+	}
+	runFeatureCases(t, cases)
+}
+
+// TestModelParamsFromName: the size a model's name states, the point of
+// a size below one billion left out in some (qwen3_06b).
+func TestModelParamsFromName(t *testing.T) {
+	for name, want := range map[string]float64{
+		"meta-llama/Llama-2-7b-hf": 7e9, "facebook/opt-350m": 350e6, "qwen3-06b": 0.6e9, "qwen2_05b": 0.5e9,
+		"mixtral-8x7b": 56e9, "qwen2.5-1.5b": 1.5e9, "resnet50": 0,
+	} {
+		if got := ModelParams(name); math.Abs(got-want) > 1 {
+			t.Errorf("ModelParams(%q) = %g, want %g", name, got, want)
+		}
+	}
+}
+
+// TestModelLookedUp: a model named where the script looks its files up or
+// configures it, not under a model flag.
+func TestModelLookedUp(t *testing.T) {
+	cases := map[string]struct {
+		script string
+		want   Features
+	}{
+		"a snapshot found in the hub cache": {
+			script: sh(`#SBATCH --gres=gpu:1`, `BASE_MODEL=$(find "$HF_HOME/hub/models--Qwen--Qwen3-4B/snapshots" -mindepth 1 -maxdepth 1 -type d | head -n 1)`,
+				`python train_grpo.py --base-model "$BASE_MODEL" --judge-model Qwen/Qwen3-32B`),
+			want: Features{Launcher: "python", Program: "train_grpo.py", Model: "qwen/qwen3-4b", ModelFrom: "flag", GPUs: 1},
+		},
+		"a config file under a flag no list knows": {
+			script: sh(`#SBATCH --gres=gpu:8`, `torchrun --nproc_per_node=8 -m trainer.run --train-toml configs/pretrain/qwen3_06b.toml`),
+			want:   Features{Launcher: "torchrun", Program: "trainer.run", Model: "qwen3-06b", ModelFrom: "config", GPUs: 8},
+		},
+		"a tokenizer's files are no config": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python pretrain_gpt.py --vocab-file gpt2-vocab.json --merge-file gpt2-merges.txt`),
+			want:   Features{Launcher: "python", Program: "pretrain_gpt.py", Model: "gpt", ModelFrom: "path", GPUs: 1},
 		},
 	}
 	runFeatureCases(t, cases)

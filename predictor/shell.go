@@ -1158,6 +1158,10 @@ func (r *shellReader) parts(ps []syntax.WordPart, b *strings.Builder, hdoc bool)
 				b.WriteString(prog) // $(which fairseq-train): the program's own name
 				continue
 			}
+			if dir, ok := r.hubSnapshot(p.Stmts); ok {
+				b.WriteString(dir) // $(find $HF_HOME/hub/models--Qwen--Qwen3-4B/snapshots ...): a path in that model's cache
+				continue
+			}
 			// What runs inside is read as commands; its output is unknown.
 			r.subshell(func() { r.stmts(p.Stmts) })
 			b.WriteString("$(...)")
@@ -1253,6 +1257,40 @@ func (r *shellReader) whichProgram(ss []*syntax.Stmt) (string, bool) {
 			return "", false
 		}
 		return prog, true
+	}
+	return "", false
+}
+
+// hubSnapshot reads a command substitution that looks a model's files up
+// in the Hugging Face hub cache ($(find "$HF_HOME/hub/models--Qwen--Qwen3-4B/snapshots"
+// -maxdepth 1 -mindepth 1 | head -1), $(ls -d .../models--org--name/snapshots/*)):
+// its output is a path under the directory it names, which is returned.
+func (r *shellReader) hubSnapshot(ss []*syntax.Stmt) (string, bool) {
+	if len(ss) != 1 {
+		return "", false
+	}
+	cmd := ss[0].Cmd
+	for {
+		bin, ok := cmd.(*syntax.BinaryCmd)
+		if !ok || bin.Op != syntax.Pipe {
+			break
+		}
+		cmd = bin.X.Cmd // the first command of a pipeline lists the paths
+	}
+	c, ok := cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) < 2 {
+		return "", false
+	}
+	words := r.fields(c.Args)
+	switch path.Base(words[0]) {
+	case "find", "ls", "readlink", "realpath", "echo":
+	default:
+		return "", false
+	}
+	for _, w := range words[1:] {
+		if hubCacheID(strings.ToLower(w)) != "" {
+			return w, true
+		}
 	}
 	return "", false
 }
