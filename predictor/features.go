@@ -1973,7 +1973,7 @@ func familyModel(s string) string {
 			}
 		}
 		if fam == "" {
-			named := hasLetter(t) && !isSize(t) && len(t) > 2 && !genericPrograms[t] && !pathWords[t] && !jobWords[t] &&
+			named := hasLetter(t) && !isSize(t) && len(t) > 2 && !genericPrograms[t] && !pathWords[t] && !jobWords[t] && !dateWord(t) &&
 				!stemWords[t] && !dataWords[t]
 			switch {
 			case sized != "" || !named:
@@ -2067,6 +2067,22 @@ func familyModel(s string) string {
 		return fam
 	}
 	return sized
+}
+
+// dateWord reports whether a word is a date a run is named for: a month,
+// with its day run into it (jun6, march12).
+func dateWord(t string) bool {
+	head := strings.TrimRight(t, "0123456789")
+	if len(head) < 3 {
+		return false
+	}
+	for _, m := range []string{"january", "february", "march", "april", "may", "june", "july", "august", "september",
+		"october", "november", "december"} {
+		if head == m || len(head) >= 3 && strings.HasPrefix(m, head) && len(head) <= 4 {
+			return true // jan, sept
+		}
+	}
+	return false
 }
 
 // runInBillions splits a name run into its size in billions (medgemma27b

@@ -717,6 +717,10 @@ func TestModelLookedUp(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:8`, `torchrun --nproc_per_node=8 -m trainer.run --train-toml configs/pretrain/qwen3_06b.toml`),
 			want:   Features{Launcher: "torchrun", Program: "trainer.run", Model: "qwen3-06b", ModelFrom: "config", GPUs: 8},
 		},
+		"a run named for its date and its steps is no model": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python td_sarsa.py --array_name jun6_10m --seed $SLURM_ARRAY_TASK_ID`),
+			want:   Features{Launcher: "python", Program: "td_sarsa.py", Model: "td_sarsa", ModelFrom: "path", GPUs: 1},
+		},
 		"a tokenizer's files are no config": {
 			script: sh(`#SBATCH --gres=gpu:1`, `python pretrain_gpt.py --vocab-file gpt2-vocab.json --merge-file gpt2-merges.txt`),
 			want:   Features{Launcher: "python", Program: "pretrain_gpt.py", Model: "gpt", ModelFrom: "path", GPUs: 1},
