@@ -1236,7 +1236,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 				// weights file named for its model.
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
-			} else if m := normModel(v); validModel(m) {
+			} else if m := normModel(v); validModel(m) && !(f.ModelFrom == "flag" && hubID(f.Model) && !hubID(m) && !hasSize(m)) {
+				// (--model facebook/bart-large --model_name bart_cnndm_2_half:
+				// the hub's model, not the run's name for it.)
 				if fm := familyModel(m); !strings.HasPrefix(a, "-") && !strings.ContainsAny(m, "/.-") && namesAModel(fm) &&
 					familyOf(fm) != "" && !strings.HasPrefix(m, familyOf(fm)) {
 					// Hydra's network=speech_wav2vec2_linear: a config
@@ -1283,7 +1285,13 @@ func argFeatures(f Features, args []string, l launch) Features {
 			} else if strings.Contains(base, "lora") {
 				f.setMethod("lora", k)
 			}
-			if m := familyModel(v); m != "" {
+			if base := strings.TrimSuffix(strings.ToLower(path.Base(v)), path.Ext(v)); bareFamily(configModel) &&
+				(variantWords[base] && len(base) > 1 || isSize(base)) {
+				// fairseq's --config-dir examples/roberta/config/pretraining
+				// --config-name base: the family's config directory, the
+				// variant's config.
+				configModel, configFrom = configModel+"-"+base, configFrom+" + "+k+" "+v
+			} else if m := familyModel(v); m != "" {
 				configModel, configFrom = m, k+" "+v
 			} else if w := configStandIn(v, false); w != "" && standIn == "" {
 				standIn, standInFrom = w, k+" "+v
@@ -1763,7 +1771,7 @@ func templateHole(s string) bool { return strings.ContainsAny(s, "{}<>%") }
 // script does not show, a number, a tool or a container image.
 func validModel(m string) bool {
 	if m == "" || unexpanded(m) || isNumber(m) || notModels[m] || strings.HasPrefix(m, "python") || isCommitHash(m) ||
-		templateHole(m) ||
+		templateHole(m) || strings.Contains(strings.TrimRight(m, "+"), "+") || // joint+morph: a combination, no model's name (dimenet++ is one)
 		isBoolWord(m) || variantWords[m] || isSize(m) || // pretrained=False, model=small: a switch or a size, no model
 		placeholder(path.Base(m)) {
 		return false
@@ -1890,7 +1898,7 @@ var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "ph
 	"mask2former", "electra", "xlnet", "albert", "distilbert", "densenet", "vgg", "mobilenet", "regnet", "deit",
 	"beit", "siglip", "olmoe", "dbrx", "rwkv", "mamba", "bloomz", "flan", "ernie", "minicpm", "idefics", "pixtral",
 	"yolo", "sam2", "stable-diffusion", "pi0", "blenderbot", "pegasus", "mbart", "marian", "longformer", "bigbird",
-	"esm2", "videomae", "swinv2", "wrn", "shufflenet", "squeezenet", "stylegan"}
+	"esm2", "videomae", "swinv2", "wrn", "shufflenet", "squeezenet", "stylegan", "mt5", "umt5", "byt5"}
 
 // archModels are architectures whose name alone names the model, as a
 // family's does not (llama names no model, schnet does): interatomic
@@ -2564,6 +2572,12 @@ func normModel(v string) string {
 		v = trimMethodTail(v)
 	}
 	return v
+}
+
+// hubID reports whether a model name is a Hugging Face hub id: org/name.
+func hubID(m string) bool {
+	org, _, ok := strings.Cut(m, "/")
+	return ok && looksLikeHFName(m) && !pathWords[org]
 }
 
 // tokenizerWord reports whether a flag or file name is a tokenizer's

@@ -80,8 +80,12 @@ type Script struct {
 // named for its size alone read for its directory's model, and TinyLlama
 // written as two words; 12 a model looked up in the hub cache by a command
 // substitution ($(find .../models--Qwen--Qwen3-4B/snapshots ...)), and a
-// config file named for its model under any flag (--train-toml qwen3_06b.toml).
-const SignatureVersion = "12"
+// config file named for its model under any flag (--train-toml qwen3_06b.toml);
+// 13 a run's date (jun6) no name, a Hydra config directory's family with
+// its config's variant (--config-name base), a hub id kept over a run's own
+// name for the model, mT5/umT5/byT5 as families and a name joined with +
+// (joint+morph) no model.
+const SignatureVersion = "13"
 
 // Option is one #SBATCH option.
 type Option struct {

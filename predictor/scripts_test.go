@@ -721,6 +721,22 @@ func TestModelLookedUp(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `python td_sarsa.py --array_name jun6_10m --seed $SLURM_ARRAY_TASK_ID`),
 			want:   Features{Launcher: "python", Program: "td_sarsa.py", Model: "td_sarsa", ModelFrom: "path", GPUs: 1},
 		},
+		"a Hydra config directory's family and its config's variant": {
+			script: sh(`#SBATCH --gres=gpu:8`, `fairseq-hydra-train --config-dir examples/roberta/config/pretraining --config-name base task.data=$DATA`),
+			want:   Features{Launcher: "python", Program: "fairseq-hydra-train", Model: "roberta-base", ModelFrom: "config", GPUs: 8},
+		},
+		"a hub id beside the run's own name for it": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python train_reranker.py --model_type bart --model facebook/bart-large --model_name bart_cnndm_2_half`),
+			want:   Features{Launcher: "python", Program: "train_reranker.py", Model: "facebook/bart-large", ModelFrom: "flag", GPUs: 1},
+		},
+		"a hub id under -m": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python finetune.py -m google/mt5-small -o models/baseline`),
+			want:   Features{Launcher: "python", Program: "finetune.py", Model: "google/mt5-small", ModelFrom: "flag", GPUs: 1},
+		},
+		"a combination of settings is no model": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python seq2seq.py --model_path joint+morph --batch_size 32`),
+			want:   Features{Launcher: "python", Program: "seq2seq.py", Model: "seq2seq", ModelFrom: "path", GPUs: 1, BatchSize: 32},
+		},
 		"a tokenizer's files are no config": {
 			script: sh(`#SBATCH --gres=gpu:1`, `python pretrain_gpt.py --vocab-file gpt2-vocab.json --merge-file gpt2-merges.txt`),
 			want:   Features{Launcher: "python", Program: "pretrain_gpt.py", Model: "gpt", ModelFrom: "path", GPUs: 1},
