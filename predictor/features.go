@@ -2805,7 +2805,7 @@ func modelFlag(nk string) bool {
 }
 
 var (
-	modelHeads      = set("model", "arch", "architecture", "network")
+	modelHeads      = set("model", "models", "arch", "architecture", "network")
 	modelQualifiers = set("pretrained", "pretrain", "base", "init", "initial", "name", "id", "or", "path", "load",
 		"from", "type", "tag")
 )

@@ -84,7 +84,7 @@ type Script struct {
 // 13 a run's date (jun6) no name, a Hydra config directory's family with
 // its config's variant (--config-name base), a hub id kept over a run's own
 // name for the model, mT5/umT5/byT5 as families and a name joined with +
-// (joint+morph) no model.
+// (joint+morph) no model, and Hydra's models=... group read as the model.
 const SignatureVersion = "13"
 
 // Option is one #SBATCH option.

@@ -737,6 +737,11 @@ func TestModelLookedUp(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `python seq2seq.py --model_path joint+morph --batch_size 32`),
 			want:   Features{Launcher: "python", Program: "seq2seq.py", Model: "seq2seq", ModelFrom: "path", GPUs: 1, BatchSize: 32},
 		},
+		"a Hydra models group": {
+			script: sh(`#SBATCH --gres=gpu:a40:1`, `python models/train_model.py models=Online_Laplace trainer_args.max_epochs=50`),
+			want: Features{Launcher: "python", Program: "train_model.py", Model: "online_laplace", ModelFrom: "flag", GPUs: 1,
+				GPUType: "a40", Epochs: 50},
+		},
 		"a tokenizer's files are no config": {
 			script: sh(`#SBATCH --gres=gpu:1`, `python pretrain_gpt.py --vocab-file gpt2-vocab.json --merge-file gpt2-merges.txt`),
 			want:   Features{Launcher: "python", Program: "pretrain_gpt.py", Model: "gpt", ModelFrom: "path", GPUs: 1},
