@@ -1316,6 +1316,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 			// Hydra's solver=compression/encodec_base_8khz: a config group's
 			// option, a config named for its model (not a hub id).
 			configModel, configFrom = familyModel(path.Base(v)), k+"="+v
+		case hfModel == "" && nk == "load" && hasSize(familyModel(path.Base(strings.TrimRight(v, "/")))) && !checkpointDir(v):
+			// Megatron's --load ./ckpt/llama-65b: the checkpoint it starts
+			// from, named for its model and size.
+			hfModel, hfFrom = familyModel(path.Base(strings.TrimRight(v, "/"))), k
 		case hfModel == "" && !dataFlag(nk) && !besideModel(nk) && (looksLikeHFName(v) || modelDirFlag(nk) && strings.Contains(v, "/")) &&
 			!isConfigFile(v) && weightsExt(v) == "" &&
 			!bareFamily(familyModel(path.Base(v))) && familyModel(path.Base(v)) != "" && validModel(normModel(v)):

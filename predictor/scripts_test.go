@@ -742,6 +742,11 @@ func TestModelLookedUp(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train_model.py", Model: "online_laplace", ModelFrom: "flag", GPUs: 1,
 				GPUType: "a40", Epochs: 50},
 		},
+		"Megatron's checkpoint to start from": {
+			script: sh(`#SBATCH --nodes=8`, `#SBATCH --gres=gpu:8`, `torchrun --nnodes 8 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 --save ./ckpt/llama-65b --load ./ckpt/llama-65b --micro-batch-size 1`),
+			want: Features{Launcher: "torchrun", Program: "pretrain_gpt.py", Model: "llama-65b", ModelFrom: "flag", GPUs: 64,
+				BatchSize: 1},
+		},
 		"a tokenizer's files are no config": {
 			script: sh(`#SBATCH --gres=gpu:1`, `python pretrain_gpt.py --vocab-file gpt2-vocab.json --merge-file gpt2-merges.txt`),
 			want:   Features{Launcher: "python", Program: "pretrain_gpt.py", Model: "gpt", ModelFrom: "path", GPUs: 1},
