@@ -2076,6 +2076,12 @@ func familyModel(s string) string {
 				fam += "-" + size
 			}
 		}
+		if fam == plain && i < fileStart && bareFamily(fam) && !startsDirectory(s, i, nameSep) {
+			// git/UCF-VIT/configs/xct/base_config.yaml: a family word inside
+			// a directory's name, with no size in the file's name, is a
+			// project's (examples/t5/ and recipes/llama-3/ are the family's).
+			continue
+		}
 		return fam
 	}
 	return sized
@@ -2092,6 +2098,21 @@ func dateWord(t string) bool {
 		"october", "november", "december"} {
 		if head == m || len(head) >= 3 && strings.HasPrefix(m, head) && len(head) <= 4 {
 			return true // jan, sept
+		}
+	}
+	return false
+}
+
+// startsDirectory reports whether the i-th of a path's words (as
+// familyModel splits them) is the first of a directory's name.
+func startsDirectory(s string, i int, sep func(rune) bool) bool {
+	n := 0
+	for _, dir := range strings.Split(s, "/") {
+		if n == i {
+			return true
+		}
+		if n += len(splitKinds(strings.FieldsFunc(dir, sep))); n > i {
+			return false
 		}
 	}
 	return false

@@ -149,6 +149,9 @@ func TestFamilyModel(t *testing.T) {
 		"configs/misc/panoptic_fpn_R_101_dconv_cascade_gn_3x.yaml":              "panoptic-fpn-r101",
 		"configs/dino/dino-4scale_r50_8xb2-12e_coco.py":                         "dino",
 		"maskrcnn_resnet50_fpn":                                                 "maskrcnn-resnet50-fpn",
+		// A family word inside a project directory's name is the project's.
+		"/home/u/git/UCF-VIT/configs/xct/diffusion/base_config_dgx.yaml": "",
+		"examples/roberta/config/pretraining":                            "roberta",
 	} {
 		if got := familyModel(in); got != want {
 			t.Errorf("familyModel(%q) = %q, want %q", in, got, want)
