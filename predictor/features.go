@@ -381,7 +381,9 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 		// the program's file name (ddpm for unet.py, GWEN for
 		// train_gnn.py) unless it agrees (train_controlnet.py in a job
 		// named surgery_controlnet_v2).
-		if w := workloadName(f.JobName); w != "" {
+		// A job's name cut short of the program's (speechtoken for
+		// train_speechtokenizer.py) names the same work, less well.
+		if w := workloadName(f.JobName); w != "" && !(f.Model != "" && len(w) >= 4 && strings.HasPrefix(f.Model, strings.ToLower(w))) {
 			f.Model, f.ModelFrom = w, "path"
 			f.note("model", jobNameSource)
 		}

@@ -37,6 +37,7 @@ func TestReadGPUNames(t *testing.T) {
 		"V100-32GB":           {n("v100", 32)},
 		"v100-32":             {n("v100", 32)},
 		"volta":               {n("v100", 0)},
+		"pascal":              {n("p100", 0)},
 		"volta32gb":           {n("v100", 32)},
 		"v100s":               {n("v100", 32)},
 		"a100l":               {n("a100", 80)},

@@ -84,8 +84,13 @@ type Script struct {
 // 13 a run's date (jun6) no name, a Hydra config directory's family with
 // its config's variant (--config-name base), a hub id kept over a run's own
 // name for the model, mT5/umT5/byT5 as families and a name joined with +
-// (joint+morph) no model, and Hydra's models=... group read as the model.
-const SignatureVersion = "13"
+// (joint+morph) no model; 14 Hydra's models=... group read as the model,
+// Megatron's --load read for the sized model its directory names, a
+// family word inside a project directory's name (UCF-VIT/configs/...) no
+// model, a job's name cut short of the program's (speechtoken for
+// train_speechtokenizer.py) giving way to it, and a partition or
+// constraint named pascal read as P100.
+const SignatureVersion = "14"
 
 // Option is one #SBATCH option.
 type Option struct {

@@ -319,6 +319,11 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python $PYTHONPATH/sota-implementations/dreamer_v3/dreamer_v3.py env.name=cheetah`),
 			want:   Features{Launcher: "python", Program: "dreamer_v3.py", Model: "dreamer_v3", ModelFrom: "path"},
 		},
+		"a job's name cut short of the program's": {
+			script: sh(`#SBATCH --job-name=speechtoken_test`, `#SBATCH --gres=gpu:a100:1`, `python train_speechtokenizer.py --config config/spt_base_cfg.json`),
+			want: Features{Launcher: "python", Program: "train_speechtokenizer.py", Model: "speechtokenizer", ModelFrom: "path",
+				GPUs: 1, GPUType: "a100", JobName: "speechtoken_test"},
+		},
 		"a name's first word run into the rest is the name's (FastSpeech2)": {
 			script: sh(`#SBATCH --job-name=GlowTTS2-Train`, `python3 train.py -p config/LJSpeech/preprocess.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "glowtts2", ModelFrom: "path", JobName: "GlowTTS2-Train"},
