@@ -47,10 +47,7 @@ func (b *scriptBuilder) Run(cmd string) *scriptBuilder { b.lines = append(b.line
 func (b *scriptBuilder) Obj() string                   { return strings.Join(b.lines, "\n") + "\n" }
 
 func TestFeatures(t *testing.T) {
-	cases := map[string]struct {
-		script string
-		want   Features
-	}{
+	cases := featureCases{
 		"torchrun with #SBATCH gres": {
 			script: trainScript,
 			want: Features{Launcher: "torchrun", Program: "train.py", Model: "resnet50", ModelFrom: "flag",

@@ -8,10 +8,7 @@ import (
 // TestWholeScripts: whole batch scripts in the styles sites write them, each
 // mixing several of the patterns above, with what a person reads from them.
 func TestWholeScripts(t *testing.T) {
-	cases := map[string]struct {
-		script string
-		want   Features
-	}{
+	cases := featureCases{
 		"array job over models with a case": {
 			script: sh(`#SBATCH --job-name=sweep`, `#SBATCH --array=0-2`, `#SBATCH --gpus=v100:1`, `#SBATCH -p gpu`,
 				`MODELS=(resnet18 resnet50 vit_b_16)`, `M=${MODELS[$SLURM_ARRAY_TASK_ID]}`,
@@ -165,10 +162,7 @@ func TestFamilyModel(t *testing.T) {
 // alone or by its GeForce number, and job names that name a method, not a
 // model.
 func TestNamesSitesUse(t *testing.T) {
-	cases := map[string]struct {
-		script string
-		want   Features
-	}{
+	cases := featureCases{
 		"a snapshot in the hub cache": {
 			script: sh(`#SBATCH --gres=gpu:1`,
 				`python embed.py --model $HOME/.cache/huggingface/hub/models--facebook--esm2_t33_650M_UR50D/snapshots/0123456789abcdef0123456789abcdef01234567/`),
@@ -649,10 +643,7 @@ func TestNamesSitesUse(t *testing.T) {
 // models) are read where a family's bare name is not, and the other ways
 // science and audio codebases name their model and GPUs.
 func TestArchitectureNames(t *testing.T) {
-	cases := map[string]struct {
-		script string
-		want   Features
-	}{
+	cases := featureCases{
 		"a subcommand's model word": {
 			script: sh(`#SBATCH --gres=gpu:v100:1`, `python spk_run.py train schnet qm9 data/qm9.db runs/ --cuda`),
 			want:   Features{Launcher: "python", Program: "spk_run.py", Model: "schnet", ModelFrom: "flag", GPUs: 1, GPUType: "v100"},
@@ -712,10 +703,7 @@ func TestModelParamsFromName(t *testing.T) {
 // TestModelLookedUp: a model named where the script looks its files up or
 // configures it, not under a model flag.
 func TestModelLookedUp(t *testing.T) {
-	cases := map[string]struct {
-		script string
-		want   Features
-	}{
+	cases := featureCases{
 		"a snapshot found in the hub cache": {
 			script: sh(`#SBATCH --gres=gpu:1`, `BASE_MODEL=$(find "$HF_HOME/hub/models--Qwen--Qwen3-4B/snapshots" -mindepth 1 -maxdepth 1 -type d | head -n 1)`,
 				`python train_grpo.py --base-model "$BASE_MODEL" --judge-model Qwen/Qwen3-32B`),

@@ -17,10 +17,7 @@ func sh(lines ...string) string { return "#!/bin/bash\n" + strings.Join(lines, "
 // TestShellReading: the shell constructs scripts use to build their launch
 // command, each read as a person reading the script would.
 func TestShellReading(t *testing.T) {
-	cases := map[string]struct {
-		script string
-		want   Features
-	}{
+	cases := featureCases{
 		"a launcher set two ways by if/else, then run with the same arguments": {
 			script: sh(`#SBATCH --gpus-per-node=4`, `if [ "$SLURM_NNODES" -gt 1 ]; then`,
 				`  header="srun torchrun --nnodes=$SLURM_NNODES --nproc-per-node=4 -m training.train"`,
@@ -238,11 +235,16 @@ func TestShellReading(t *testing.T) {
 	runFeatureCases(t, cases)
 }
 
-func runFeatureCases(t *testing.T, cases map[string]struct {
+// featureCases are table tests of ParseScript: each script, by name, with
+// the features a person reads from it.
+type featureCases = map[string]struct {
 	script string
 	want   Features
-},
-) {
+}
+
+// runFeatureCases runs each case as a subtest, comparing every feature but
+// the notes of where each came from.
+func runFeatureCases(t *testing.T, cases featureCases) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -257,10 +259,7 @@ func runFeatureCases(t *testing.T, cases map[string]struct {
 // TestWrappers: container and environment wrappers are looked through to
 // the program; they are never the model and never the launcher.
 func TestWrappers(t *testing.T) {
-	cases := map[string]struct {
-		script string
-		want   Features
-	}{
+	cases := featureCases{
 		"singularity exec with --nv and binds": {
 			script: sh(`singularity exec --nv -B /data:/data --bind /scratch $HOME/img/pytorch.sif python train.py --model resnet50 --batch-size 32`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag", BatchSize: 32},
@@ -361,10 +360,7 @@ func TestWrappers(t *testing.T) {
 // TestFrameworkConventions: the arguments and files each training framework
 // uses to name the model, the batch and the precision.
 func TestFrameworkConventions(t *testing.T) {
-	cases := map[string]struct {
-		script string
-		want   Features
-	}{
+	cases := featureCases{
 		"Hugging Face Trainer": {
 			script: sh(`#SBATCH --gres=gpu:h100:4`, `torchrun --nproc_per_node 4 run_clm.py --model_name_or_path meta-llama/Llama-2-7b-hf \`,
 				`  --per_device_train_batch_size 2 --gradient_accumulation_steps 16 --bf16 True --num_train_epochs 1`),
