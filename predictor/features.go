@@ -1916,8 +1916,10 @@ var archModels = []string{"schnet", "painn", "dimenet", "nequip", "mace", "egnn"
 	"deeponet", "pointnet", "dgcnn", "encodec", "musicgen", "audiogen", "hifigan", "tacotron", "fastspeech",
 	"wavenet", "waveglow", "ddpm", "ddim", "vqvae", "vqgan", "pix2pix", "cyclegan"}
 
+// isArch is archModels as a set.
 var isArch = set(archModels...)
 
+// The architectures are families too, where familyModel looks for one.
 func init() { modelFamilies = append(modelFamilies, archModels...) }
 
 // familyModel reads a model from a name that mentions one: a config file
@@ -2098,7 +2100,7 @@ func dateWord(t string) bool {
 	}
 	for _, m := range []string{"january", "february", "march", "april", "may", "june", "july", "august", "september",
 		"october", "november", "december"} {
-		if head == m || len(head) >= 3 && strings.HasPrefix(m, head) && len(head) <= 4 {
+		if head == m || len(head) <= 4 && strings.HasPrefix(m, head) {
 			return true // jan, sept
 		}
 	}
