@@ -3015,6 +3015,15 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 			}
 		}
 	}
+	if parts := strings.Split(strings.Trim(progDir, "/"), "/"); !unexpanded(progDir) {
+		// python dinov2/run/eval/linear.py: the project the program is
+		// in, named for a versioned or sized model, deepest first.
+		for i := len(parts) - 1; i >= 0; i-- {
+			if m := familyModel(parts[i]); namesAModel(m) && validModel(m) {
+				return m, "path", "program " + path.Join(progDir, program)
+			}
+		}
+	}
 	if m := familyModel(stem); bareFamily(m) && !unexpanded(stem) && strings.HasPrefix(strings.ToLower(trimWorkWords(stem)), m) {
 		// qwen_lora_amr.py, pretrain_gpt.py: the family the program
 		// trains, standing in for the model it does not size (a name the

@@ -313,6 +313,11 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python $PYTHONPATH/sota-implementations/dreamer_v3/dreamer_v3.py env.name=cheetah`),
 			want:   Features{Launcher: "python", Program: "dreamer_v3.py", Model: "dreamer_v3", ModelFrom: "path"},
 		},
+		"the project a program is in, named for a versioned model": {
+			script: sh(`#SBATCH --gres=gpu:l40s:4`, `python dinov2/run/eval/linear.py --ngpus 4 --batch-size 256`),
+			want: Features{Launcher: "python", Program: "linear.py", Model: "dinov2", ModelFrom: "path", GPUs: 4, GPUType: "l40s",
+				BatchSize: 256},
+		},
 		"a job's name cut short of the program's": {
 			script: sh(`#SBATCH --job-name=speechtoken_test`, `#SBATCH --gres=gpu:a100:1`, `python train_speechtokenizer.py --config config/spt_base_cfg.json`),
 			want: Features{Launcher: "python", Program: "train_speechtokenizer.py", Model: "speechtokenizer", ModelFrom: "path",
