@@ -89,8 +89,10 @@ type Script struct {
 // family word inside a project directory's name (UCF-VIT/configs/...) no
 // model, a job's name cut short of the program's (speechtoken for
 // train_speechtokenizer.py) giving way to it, and a partition or
-// constraint named pascal read as P100.
-const SignatureVersion = "14"
+// constraint named pascal read as P100; 15 a program inside a project
+// named for a versioned model (dinov2/run/eval/linear.py) standing in with
+// that name.
+const SignatureVersion = "15"
 
 // Option is one #SBATCH option.
 type Option struct {
