@@ -1788,8 +1788,7 @@ func validModel(m string) bool {
 	}
 	// A checkpoint directory's own name says nothing: .../checkpoint-500,
 	// out/final, checkpoints/best (a directory word is no hub org).
-	org, _, _ := strings.Cut(m, "/")
-	if base := path.Base(m); !strings.Contains(m, "/") || !looksLikeHFName(m) || pathWords[org] {
+	if base := path.Base(m); !hubID(m) {
 		if checkpointName(base) {
 			return false
 		}
@@ -2580,7 +2579,7 @@ func normModel(v string) string {
 		// file named for its size alone; its directory names the model.
 		return familyModel(path.Base(dir))
 	}
-	if org, _, _ := strings.Cut(v, "/"); strings.Contains(v, "/") && (!looksLikeHFName(v) || pathWords[org]) {
+	if strings.Contains(v, "/") && !hubID(v) {
 		v = path.Base(v) // a local path, models/llama-2-7b-hf among them
 	}
 	v = strings.TrimSuffix(v, weightsExt(v))
