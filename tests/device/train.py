@@ -32,6 +32,7 @@ LLAMA = {  # layers, width, heads, kv heads, MLP width, vocab, tied embeddings: 
     "llama-3.2-1b": (16, 2048, 32, 8, 8192, 128256, True),
     "qwen2.5-0.5b": (24, 896, 14, 2, 4864, 151936, True),
     "qwen2.5-1.5b": (28, 1536, 12, 2, 8960, 151936, True),
+    "llama-3.2-3b": (28, 3072, 24, 8, 8192, 128256, True),
 }
 
 
