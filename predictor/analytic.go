@@ -16,6 +16,14 @@ var knownParams = map[string]float64{
 	"bart-base": 140e6, "bart-large": 406e6, "deberta-v3-base": 184e6, "deberta-v3-large": 435e6,
 	"vit_base_patch16_224": 86.6e6, "vit_large_patch16_224": 304e6, "vit_huge_patch14_224": 632e6,
 	"vit_small_patch16_224": 22.1e6, "vit_tiny_patch16_224": 5.7e6,
+	// Text encoders and their variants as people name them, from the
+	// models' cards: the shapes of the BERT and RoBERTa runs the device
+	// check measured (tests/device/README.md).
+	"gpt2-small": 124e6, "bert-base": 110e6, "bert-large": 336e6, "bert-base-chinese": 102e6,
+	"bert-base-multilingual-cased": 179e6, "bert-base-multilingual-uncased": 168e6,
+	"xlm-roberta-base": 278e6, "xlm-roberta-large": 560e6,
+	"electra-small-discriminator": 14e6, "electra-base-discriminator": 110e6, "electra-large-discriminator": 335e6,
+	"deberta-base": 139e6, "deberta-large": 405e6, "deberta-v3-xsmall": 70.7e6, "deberta-v3-small": 141e6,
 }
 
 // ModelParams returns the parameter count a model name says (the "7b" of
@@ -23,14 +31,14 @@ var knownParams = map[string]float64{
 // knownParams holds; 0 when unknown.
 func ModelParams(model string) float64 {
 	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:] // FacebookAI/roberta-base is roberta-base
+	}
+	// roberta_base as a flag's value or a path writes roberta-base.
 	if p, ok := knownParams[m]; ok {
 		return p
-	}
-	if i := strings.LastIndexByte(m, '/'); i >= 0 {
-		if p, ok := knownParams[m[i+1:]]; ok {
-			return p
-		}
-		m = m[i+1:]
+	} else if p, ok := knownParams[strings.ReplaceAll(m, "_", "-")]; ok {
+		return p
 	}
 	best := 0.0
 	for _, tok := range strings.FieldsFunc(m, func(r rune) bool { return r == '-' || r == '_' }) {
