@@ -2079,6 +2079,20 @@ func familyModel(s string) string {
 				fam += "-" + size
 			}
 		}
+		if fam == plain && i < fileStart {
+			// recipes/qwen/Qwen2.5-3B-Instruct/grpo/config.yaml: a family's
+			// directory holding one of its models (sized, or a variant) is that model's.
+			if m := familyModel(pathAfterWord(s, i, nameSep)); strings.HasPrefix(m, fam) && sizedOrVariant(m) {
+				return m
+			}
+		}
+		if fam == plain && bareFamily(fam) {
+			// finetune_hubert_xtralarge_linear_vicuna_7b.sh: a family's
+			// bare word, then a sized model, in one name: the sized one.
+			if m := familyModel(strings.Join(toks[i+1:], "_")); hasSize(m) && familyOf(m) != "" && !strings.HasPrefix(m, fam) {
+				return m
+			}
+		}
 		if fam == plain && i < fileStart && bareFamily(fam) && !startsDirectory(s, i, nameSep) {
 			// git/UCF-VIT/configs/xct/base_config.yaml: a family word inside
 			// a directory's name, with no size in the file's name, is a
@@ -2119,6 +2133,23 @@ func startsDirectory(s string, i int, sep func(rune) bool) bool {
 		}
 	}
 	return false
+}
+
+// pathAfterWord returns what of path s follows the directory that holds
+// its i-th word (as familyModel splits them): "" when the word is in the
+// file's name.
+func pathAfterWord(s string, i int, sep func(rune) bool) string {
+	n := 0
+	for {
+		dir, rest, ok := strings.Cut(s, "/")
+		if !ok {
+			return ""
+		}
+		if n += len(splitKinds(strings.FieldsFunc(dir, sep))); n > i {
+			return rest
+		}
+		s = rest
+	}
 }
 
 // runInBillions splits a name run into its size in billions (medgemma27b
@@ -2363,6 +2394,12 @@ func nameWords(m string) []string {
 // hasSize reports whether a model name already states its size (llama3-8b).
 func hasSize(m string) bool {
 	return slices.ContainsFunc(nameWords(m), isSize)
+}
+
+// sizedOrVariant reports whether model name m says its size or its
+// variant: llama2-7b, t5-base.
+func sizedOrVariant(m string) bool {
+	return slices.ContainsFunc(nameWords(m), func(w string) bool { return isSize(w) || variantWords[w] })
 }
 
 // otherFamily reports whether the commands already name a model family
@@ -3042,7 +3079,7 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 	d, from := "", ""
 	for _, dir := range []struct{ dir, from string }{{progDir, "program " + path.Join(progDir, program)}, {workdir, "cd " + workdir}} {
 		base := strings.ToLower(path.Base(strings.TrimRight(dir.dir, "/")))
-		if dir.dir == "" || base == "." || base == "/" || base == ".." || strings.HasPrefix(base, "$") || codeDirs[base] {
+		if dir.dir == "" || base == "." || base == "/" || base == ".." || strings.HasPrefix(base, "$") || isCodeDir(base) {
 			continue
 		}
 		d, from = path.Base(strings.TrimRight(dir.dir, "/")), dir.from
@@ -3080,6 +3117,18 @@ var modelDirs = set("models", "archs", "architectures", "networks", "nets")
 // codeDirs are the directories code lives in whatever it trains.
 var codeDirs = set("scripts", "src", "tools", "bin", "examples", "train", "training", "code", "lib", "source", "jobs",
 	"slurm", "experiments", "exp", "utils", "main")
+
+// isCodeDir reports whether a directory's name (lower case) says code lives
+// in it: one of codeDirs, or a name ending in "scripts" or "code"
+// (organized_scripts, slurm-scripts, my_code), which says whose scripts,
+// not what they train.
+func isCodeDir(base string) bool {
+	if codeDirs[base] {
+		return true
+	}
+	i := strings.LastIndexAny(base, "_-")
+	return i > 0 && (base[i+1:] == "scripts" || base[i+1:] == "code")
+}
 
 // sbatchFeatures fills GPU count and type, job name, account and partition
 // from #SBATCH options where the commands left them unsaid.

@@ -91,8 +91,12 @@ type Script struct {
 // train_speechtokenizer.py) giving way to it, and a partition or
 // constraint named pascal read as P100; 15 a program inside a project
 // named for a versioned model (dinov2/run/eval/linear.py) standing in with
-// that name.
-const SignatureVersion = "15"
+// that name; 16 a family's directory holding one of its sized models'
+// (recipes/qwen/Qwen2.5-3B-Instruct/...) read as that model, a bare family
+// word followed by another family's sized model in one name
+// (..._hubert_..._vicuna_7b.sh) read as the sized one, and a directory
+// named for whose scripts it holds (organized_scripts) no project.
+const SignatureVersion = "16"
 
 // Option is one #SBATCH option.
 type Option struct {
