@@ -1128,6 +1128,8 @@ func argFeatures(f Features, args []string, l launch) Features {
 				}
 			case parts[0] == "model" && modelNameKeys[last] && ownKey:
 				nk = "model"
+			case parts[0] == "policy" && len(parts) == 2 && (last == "type" || last == "path"):
+				nk = "model" // LeRobot's --policy.type=act, --policy.path=lerobot/smolvla_base: the policy trained
 			case trainedSections[parts[0]] && modelNameKeys[last] && len(parts) == 2:
 				nk = "model" // OpenRLHF's --actor.model_name_or_path: the policy trained
 			case frozenSections[parts[0]] && (modelNameKeys[last] || modelFlags[last]):
@@ -1230,6 +1232,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 				f.Unknown = addUnknown(f.Unknown, "precision")
 			}
 			continue
+		}
+		if nk == "policy" && !strings.HasPrefix(a, "-") && hasV {
+			nk = "model" // LeRobot's Hydra group before its 0.2 CLI: policy=act
 		}
 		switch {
 		case modelFlag(nk) && !isNumber(v) && !(nk == "model_type" && f.Model != ""):

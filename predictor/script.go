@@ -94,8 +94,10 @@ type Script struct {
 // that name; 16 a family's directory holding one of its sized models'
 // (recipes/qwen/Qwen2.5-3B-Instruct/...) read as that model, a bare family
 // word followed by another family's sized model in one name
-// (..._hubert_..._vicuna_7b.sh) read as the sized one, and a directory
-// named for whose scripts it holds (organized_scripts) no project.
+// (..._hubert_..._vicuna_7b.sh) read as the sized one, a directory
+// named for whose scripts it holds (organized_scripts) no project, and
+// LeRobot's policy (--policy.type=act, --policy.path=..., policy=act) the
+// model.
 const SignatureVersion = "16"
 
 // Option is one #SBATCH option.

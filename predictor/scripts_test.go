@@ -629,6 +629,18 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`cd /proj/pytorch-cifar`, `python tools/train.py --lr 0.1`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "cifar", ModelFrom: "path"},
 		},
+		"LeRobot's policy is the model, in its CLI and its older Hydra group": {
+			script: sh(`#SBATCH --gres=gpu:l40s:1`, `python -m lerobot.scripts.train --policy.type=act --dataset.repo_id=lerobot/aloha_sim --batch_size=8`),
+			want:   Features{Launcher: "python", Program: "-m lerobot.scripts.train", Model: "act", ModelFrom: "flag", BatchSize: 8, GPUs: 1, GPUType: "l40s"},
+		},
+		"LeRobot's pretrained policy from the hub": {
+			script: sh(`lerobot-train --policy.path=lerobot/smolvla_base --batch_size 64`),
+			want:   Features{Launcher: "python", Program: "lerobot-train", Model: "lerobot/smolvla_base", ModelFrom: "flag", BatchSize: 64},
+		},
+		"LeRobot's Hydra group": {
+			script: sh(`POLICY=diffusion`, `python lerobot/scripts/train.py policy=$POLICY env=pusht`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "diffusion", ModelFrom: "flag"},
+		},
 		"nor does a directory named for whose scripts it holds": {
 			script: sh(`cd ~/projects/deepmask-pytorch`, `python organized_scripts/finetune_lora_cuda_fixed.py`),
 			want:   Features{Launcher: "python", Program: "finetune_lora_cuda_fixed.py", Model: "deepmask", ModelFrom: "path"},
