@@ -273,8 +273,8 @@ func spelledPrefix(w string) (GPUName, bool) {
 				return g, true
 			}
 		}
-		if known && endsInDigit && (len(tail) >= 3 && strings.Trim(tail, "abcdefghijklmnopqrstuvwxyz") == "" || tail == "nv") {
-			// a40short; a100nv, KISTI's NVLink nodes
+		if known && endsInDigit && len(tail) >= 2 && strings.Trim(tail, "abcdefghijklmnopqrstuvwxyz") == "" {
+			// a40short; a100nv, KISTI's NVLink nodes; v100gl
 			return g, true
 		}
 		if known && endsInDigit && (tail == "s" ||
@@ -284,10 +284,11 @@ func spelledPrefix(w string) (GPUName, bool) {
 			// it; mi2104x: a node's count of it, before an x.
 			return g, true
 		}
-		if known && endsInDigit && len(tail) >= 2 && (tail[0] == 'x' || tail[0] == 'm') && strings.Trim(tail[1:], "0123456789") == "" {
+		if known && endsInDigit && len(tail) >= 2 && (tail[0] == 'x' || tail[0] == 'm' || tail[0] == 'g') && strings.Trim(tail[1:], "0123456789") == "" {
 			// A count (partition a100x4: nodes of four) or a memory
-			// (gres type A100m40: the 40 GB model) after the type.
-			if mem, ok := memWord(tail[1:], true); ok && tail[0] == 'm' && g.MemGiB == 0 {
+			// (gres type A100m40: the 40 GB model; partition v100g32) after
+			// the type.
+			if mem, ok := memWord(tail[1:], true); ok && tail[0] != 'x' && g.MemGiB == 0 {
 				g.MemGiB = mem
 			}
 			return g, true

@@ -73,6 +73,8 @@ func TestReadGPUNames(t *testing.T) {
 		"a100x4":          {n("a100", 0)}, // a partition of four-GPU nodes
 		"gpuA100x4":       {n("a100", 0)},
 		"A100m40":         {n("a100", 40)}, // a gres type naming the 40 GB model
+		"v100g32":         {n("v100", 32)}, // a partition: the memory after the type, its unit first
+		"v100gl":          {n("v100", 0)},  // a gres type: two letters after the type
 		"gpu-h100s":       {n("h100", 0)},  // the type's plural
 		"h100n3":          {n("h100", 0)},  // a node's number after the type
 		"mi2104x":         {n("mi210", 0)}, // four MI210s a node
