@@ -334,6 +334,14 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 			f.note("batch_size", "$"+name)
 		}
 	}
+	if f.BatchSize == 0 && found {
+		// BATCH_SIZE=128 ... python bert-train.py $NODES $BATCH_SIZE: the
+		// variable's name says what the program's positional argument is.
+		if name, v := positionalBatchVar(r.vars, launchWords); name != "" {
+			f.BatchSize, f.BatchKey = v, normFlag(name)
+			f.note("batch_size", "$"+name+", a positional argument")
+		}
+	}
 	if f.BatchSize > 0 && f.GPUs > 1 && found && f.BatchKey != "" && !perGPUBatchFlag(f.BatchKey) {
 		// BATCH_SIZE_PER_GPU=128; --batch-size=$((BATCH_SIZE_PER_GPU *
 		// NUM_GPUS)) on 4 GPUs: the launch is given the batch of all of
@@ -719,6 +727,45 @@ func perGPUBatchVar(vars map[string]shVar) (string, float64) {
 		}
 	}
 	return "", 0
+}
+
+// positionalBatchVar returns the batch-named variable (BATCH_SIZE, BS)
+// whose number the launch is given as a positional argument, and the
+// number: only where one such variable holds it, no other variable the
+// script set holds the same number, and it stands once among the launch's
+// positional words.
+func positionalBatchVar(vars map[string]shVar, launch []string) (string, float64) {
+	name, val := "", ""
+	for k, v := range vars {
+		if v.unknown || v.array || len(v.vals) != 1 || len(v.alts) > 0 || !isNumber(v.vals[0]) {
+			continue
+		}
+		if nk := normFlag(k); batchFlags[nk] || perGPUBatchFlag(nk) {
+			if name != "" {
+				return "", 0 // two batch variables: which one is not said
+			}
+			name, val = k, v.vals[0]
+		}
+	}
+	if name == "" {
+		return "", 0
+	}
+	for k, v := range vars {
+		if k != name && len(v.vals) == 1 && v.vals[0] == val {
+			return "", 0 // NODES=2 BATCH_SIZE=2: the word could be either
+		}
+	}
+	n := 0
+	for i, w := range launch {
+		if w == val && i > 0 && !strings.HasPrefix(launch[i-1], "-") {
+			n++
+		}
+	}
+	b, err := strconv.ParseFloat(val, 64)
+	if n != 1 || err != nil || b < 1 || b >= 1e6 || b != math.Trunc(b) {
+		return "", 0
+	}
+	return name, b
 }
 
 // resolveUnknown drops from f.Unknown what another command or the #SBATCH

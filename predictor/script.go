@@ -97,7 +97,9 @@ type Script struct {
 // (..._hubert_..._vicuna_7b.sh) read as the sized one, a directory
 // named for whose scripts it holds (organized_scripts) no project, and
 // LeRobot's policy (--policy.type=act, --policy.path=..., policy=act) the
-// model.
+// model, a GPU type followed by two letters or by its memory unit first
+// (v100gl, v100g32) that type, and a batch variable given to the program as
+// a positional argument its batch.
 const SignatureVersion = "16"
 
 // Option is one #SBATCH option.

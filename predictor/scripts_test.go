@@ -617,6 +617,14 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python train_net.py --config-file configs/cityscapes/semantic-segmentation/swin/maskformer2_swin_tiny_bs16_90k.yaml --num-gpus 2`),
 			want:   Features{Launcher: "python", Program: "train_net.py", Model: "swin-tiny", ModelFrom: "config", BatchSize: 8, GPUs: 2},
 		},
+		"a batch variable given to the program as a positional argument": {
+			script: sh(`BATCH_SIZE=128`, `EPOCHS=10`, `srun python bert-train.py $SLURM_NNODES $BATCH_SIZE $EPOCHS`),
+			want:   Features{Launcher: "srun", Program: "bert-train.py", Model: "bert", ModelFrom: "path", BatchSize: 128},
+		},
+		"not where another variable holds the same number": {
+			script: sh(`BS=2`, `NODES=2`, `python train.py $NODES $BS`),
+			want:   Features{Launcher: "python", Program: "train.py"},
+		},
 		"a config's bs word without --num-gpus says nothing per GPU": {
 			script: sh(`python train.py --config configs/unet_bs16.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "unet", ModelFrom: "config"},
