@@ -2,16 +2,34 @@
 // Slurm jobs. NVML comes in as go-nvml's nvml.Interface, so the same code runs
 // on real GPUs and, in tests, on go-nvml's own mocks.
 //
-//	nvml.Interface ─Sampler.Sample─> []Reading (per GPU: memory, utilisation, power, processes and their SM utilisation)
+//	nvml.Interface ─Sampler.Sample─> []Reading (per GPU: memory, utilisation, power, processes and their SM utilisation,
+//	                                            and, where NVML accounting is on, processes' peaks, ended ones' too)
 //	[]Reading + job→GPUs + pid→job ─Attribute─> []JobSample (per job and GPU)
 //
 // Attribute is pure; finding which job a process belongs to (/proc) is the
 // caller's business, passed in as a function.
+//
+// # Peaks between samples
+//
+// A sample once a second misses what happens between two: a job that dies
+// of a CUDA out-of-memory error dies of an allocation that lasted well
+// under a second, and its last sample can sit far below the ceiling it hit.
+// NVML's accounting mode has the driver itself keep, per process, the most
+// GPU memory it ever held (nvmlDeviceGetAccountingStats' maxMemoryUsage),
+// and keeps it after the process exits. Open reads each GPU's accounting
+// mode and, asked to (WithAccounting), turns it on where it is off (root
+// only; it stays on until the driver unloads; `nvidia-smi -am 0` turns it
+// off). Sample then reads the maximum of every process listed and of every
+// process listed in the previous Sample that has gone since, once, and
+// reports it where it rose (Reading.ProcPeakMiB), so that the peak a
+// process reached between two samples, even in its last instant, reaches
+// the job's samples (JobSample.PeakMiB).
 package telemetry
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -40,12 +58,50 @@ type Reading struct {
 	// used the GPU in that time, so a process missing from it was idle.
 	ProcUtil      map[uint32]float64
 	ProcUtilKnown bool
+	// Accounting is set when NVML accounting is on for the GPU and its
+	// processes were listed. ProcPeakMiB then has, for each process whose
+	// most memory ever held (NVML's accounting maximum) rose since the
+	// previous Sample, or that is read for the first time, that maximum:
+	// the process held that much at some instant since the previous
+	// Sample. A running process missing from it held at most its maximum
+	// of before, which an earlier reading reported. EndedPIDs lists the
+	// processes of the previous Sample's list that have gone since, whose
+	// accounting was read (once: a later Sample does not list them again);
+	// their maxima are in ProcPeakMiB where they rose.
+	Accounting  bool
+	ProcPeakMiB map[uint32]float64
+	EndedPIDs   []uint32
 }
 
 // Sampler reads every GPU of the node.
 type Sampler struct {
-	lib  nvml.Interface
-	devs []device
+	lib        nvml.Interface
+	devs       []device
+	enableAcct bool
+}
+
+// Option changes how Open sets the Sampler up.
+type Option func(*Sampler)
+
+// WithAccounting, when enable is set, makes Open turn NVML accounting mode
+// on for each GPU where it is off (nvmlDeviceSetAccountingMode, which
+// needs root). Without it Open only reads the mode, and uses accounting
+// where someone else turned it on.
+func WithAccounting(enable bool) Option {
+	return func(s *Sampler) { s.enableAcct = enable }
+}
+
+// AccountingState is what Open found of one GPU's NVML accounting mode.
+type AccountingState struct {
+	Index int
+	// On: Sample reads the GPU's processes' peaks.
+	On bool
+	// Enabled: Open turned it on.
+	Enabled bool
+	// Err says why it is off, when Open could not read or turn it on
+	// (NVML's NOT_SUPPORTED, NO_PERMISSION, ...); nil when it is off
+	// because nobody asked for it.
+	Err error
 }
 
 type device struct {
@@ -58,13 +114,24 @@ type device struct {
 	// lastSeen is the newest per-process sample's timestamp (µs), so that
 	// the next GetProcessUtilization returns only newer samples.
 	lastSeen uint64
+	// acct: accounting is on and answers. acctMax holds the processes of
+	// the previous Sample's list with their accounting maximum then (MiB;
+	// 0 when it could not be read), so that the next Sample knows whose
+	// maximum rose and who has gone.
+	acct    bool
+	acctErr error
+	enabled bool
+	acctMax map[uint32]float64
 }
 
 const mib = 1 << 20
 
 // Open initialises NVML and finds the GPUs. The index of a GPU is its minor
-// number (/dev/nvidiaN), which is what Slurm's SLURM_JOB_GPUS lists.
-func Open(lib nvml.Interface) (*Sampler, error) {
+// number (/dev/nvidiaN), which is what Slurm's SLURM_JOB_GPUS lists. It
+// reads each GPU's accounting mode and, WithAccounting, turns it on where
+// it is off; a GPU where it stays off (Accounting says why) is sampled as
+// before, without processes' peaks.
+func Open(lib nvml.Interface, opts ...Option) (*Sampler, error) {
 	if r := lib.Init(); r != nvml.SUCCESS {
 		return nil, fmt.Errorf("nvml init: %s", errorString(lib, r))
 	}
@@ -74,6 +141,9 @@ func Open(lib nvml.Interface) (*Sampler, error) {
 		return nil, fmt.Errorf("nvml device count: %s", errorString(lib, r))
 	}
 	s := &Sampler{lib: lib}
+	for _, o := range opts {
+		o(s)
+	}
 	for i := 0; i < n; i++ {
 		h, r := lib.DeviceGetHandleByIndex(i)
 		if r != nvml.SUCCESS {
@@ -89,6 +159,7 @@ func Open(lib nvml.Interface) (*Sampler, error) {
 		if m, r := h.GetMemoryInfo(); r == nvml.SUCCESS {
 			d.memTotalMiB = float64(m.Total) / mib
 		}
+		d.openAccounting(lib, s.enableAcct)
 		s.devs = append(s.devs, d)
 	}
 	return s, nil
@@ -104,6 +175,55 @@ func (s *Sampler) Close() error {
 
 // GPUs returns how many GPUs the sampler reads.
 func (s *Sampler) GPUs() int { return len(s.devs) }
+
+// Accounting says, per GPU, whether Sample reads its processes' peaks
+// through NVML accounting, as Open left it.
+func (s *Sampler) Accounting() []AccountingState {
+	out := make([]AccountingState, len(s.devs))
+	for i, d := range s.devs {
+		out[i] = AccountingState{Index: d.index, On: d.acct, Enabled: d.enabled, Err: d.acctErr}
+	}
+	return out
+}
+
+// openAccounting reads d's accounting mode and, when enable is set, turns
+// it on where it is off.
+func (d *device) openAccounting(lib nvml.Interface, enable bool) {
+	mode, r := ask(d.h.GetAccountingMode)
+	switch {
+	case r != nvml.SUCCESS:
+		d.acctErr = fmt.Errorf("nvml accounting mode of gpu %d: %s", d.index, errorString(lib, r))
+		return
+	case mode == nvml.FEATURE_ENABLED:
+		d.acct = true
+		return
+	case !enable:
+		return
+	}
+	_, r = ask(func() (struct{}, nvml.Return) { return struct{}{}, d.h.SetAccountingMode(nvml.FEATURE_ENABLED) })
+	if r != nvml.SUCCESS {
+		d.acctErr = fmt.Errorf("nvml: turning accounting on for gpu %d: %s", d.index, errorString(lib, r))
+		return
+	}
+	d.acct, d.enabled = true, true
+}
+
+// ask calls an NVML method that a device may lack: go-nvml's mock devices
+// panic on a method they were not given, and a library older than the
+// call answers FUNCTION_NOT_FOUND. Both read as NOT_SUPPORTED.
+func ask[T any](f func() (T, nvml.Return)) (v T, r nvml.Return) {
+	defer func() {
+		if recover() != nil {
+			var zero T
+			v, r = zero, nvml.ERROR_NOT_SUPPORTED
+		}
+	}()
+	v, r = f()
+	if r == nvml.ERROR_FUNCTION_NOT_FOUND {
+		r = nvml.ERROR_NOT_SUPPORTED
+	}
+	return v, r
+}
 
 // ErrNoGPU is returned by Sample when a GPU stopped answering (fell off the
 // bus, driver reloaded); the other GPUs' readings are still returned.
@@ -150,6 +270,10 @@ func (s *Sampler) Sample() ([]Reading, error) {
 				d.noProcs = true
 			}
 		}
+		if d.acct && rd.ProcsKnown {
+			rd.ProcPeakMiB, rd.EndedPIDs = d.peaks(rd.Procs)
+			rd.Accounting = d.acct // off when the device answered NOT_SUPPORTED just now
+		}
 		if !d.noProcUtil {
 			rd.ProcUtil, rd.ProcUtilKnown = d.procUtil()
 		}
@@ -185,6 +309,60 @@ func (d *device) procUtil() (map[uint32]float64, bool) {
 	return sum, true
 }
 
+// peaks reads the accounting maximum of each running process and of each
+// process of the previous call's list that has gone, and returns those
+// that rose since the previous call (or are read for the first time), and
+// the gone processes read. A device that answers NOT_SUPPORTED (its
+// accounting was turned off meanwhile) is not asked again.
+func (d *device) peaks(running []Proc) (map[uint32]float64, []uint32) {
+	read := func(pid uint32) (float64, bool) {
+		st, r := ask(func() (nvml.AccountingStats, nvml.Return) { return d.h.GetAccountingStats(pid) })
+		switch r {
+		case nvml.SUCCESS:
+			return float64(st.MaxMemoryUsage) / mib, true
+		case nvml.ERROR_NOT_SUPPORTED:
+			d.acct, d.acctMax = false, nil
+		}
+		return 0, false // NOT_FOUND: started before accounting was on, or out of the driver's buffer
+	}
+	peaks := map[uint32]float64{}
+	now := make(map[uint32]float64, len(running))
+	for _, p := range running {
+		last, seen := d.acctMax[p.PID]
+		m, ok := read(p.PID)
+		if !d.acct {
+			return nil, nil
+		}
+		now[p.PID] = last
+		if ok {
+			now[p.PID] = max(m, last)
+			if !seen || m > last {
+				peaks[p.PID] = m
+			}
+		}
+	}
+	var ended []uint32
+	for pid, last := range d.acctMax {
+		if _, ok := now[pid]; ok {
+			continue
+		}
+		m, ok := read(pid)
+		if !d.acct {
+			return nil, nil
+		}
+		if !ok {
+			continue
+		}
+		ended = append(ended, pid)
+		if m > last {
+			peaks[pid] = m
+		}
+	}
+	d.acctMax = now
+	slices.Sort(ended)
+	return peaks, ended
+}
+
 func errorString(lib nvml.Interface, r nvml.Return) (s string) {
 	defer func() {
 		if recover() != nil {
@@ -196,9 +374,17 @@ func errorString(lib nvml.Interface, r nvml.Return) (s string) {
 
 // JobSample is one job's use of one GPU at one instant.
 type JobSample struct {
-	JobID   uint64
-	GPU     int
-	MemMiB  float64
+	JobID  uint64
+	GPU    int
+	MemMiB float64
+	// PeakMiB is the most memory the job's processes on the GPU can have
+	// held at one instant since the previous sample: MemMiB, or more where
+	// the reading had NVML accounting and a process's maximum rose since
+	// (an allocation between two samples, or the last instants of a process
+	// that has ended since). It adds the job's processes' figures, so with
+	// several processes of one job on one GPU, whose maxima need not have
+	// come at the same instant, it is an upper bound.
+	PeakMiB float64
 	SMUtil  float64
 	MemUtil float64
 	PowerW  float64
@@ -219,6 +405,10 @@ type JobSample struct {
 // is not called busy because its neighbour is (or the reverse); a job alone
 // on its GPU, or one whose GPU gave none, gets the GPU's. Memory-controller
 // utilisation stays the GPU's, and power is split evenly between the jobs.
+// Where the reading has accounting peaks, a job's peak adds each of its
+// processes' (a running process without one counts at its memory now) and
+// those of its processes that have ended since the previous reading:
+// jobOf must still know those, which /proc no longer does.
 func Attribute(readings []Reading, jobs map[uint64][]int, jobOf func(pid uint32) (uint64, bool)) []JobSample {
 	byGPU := map[int][]uint64{}
 	for job, gpus := range jobs {
@@ -229,16 +419,28 @@ func Attribute(readings []Reading, jobs map[uint64][]int, jobOf func(pid uint32)
 	var out []JobSample
 	for _, rd := range readings {
 		holders := byGPU[rd.Index]
-		mem := map[uint64]float64{}
+		mem, peak := map[uint64]float64{}, map[uint64]float64{}
 		if rd.ProcsKnown {
 			for _, p := range rd.Procs {
 				if job, ok := jobOf(p.PID); ok {
 					mem[job] += p.UsedMiB
+					if m, ok := rd.ProcPeakMiB[p.PID]; ok {
+						peak[job] += m
+					} else {
+						peak[job] += p.UsedMiB
+					}
+				}
+			}
+			for _, pid := range rd.EndedPIDs {
+				if m, ok := rd.ProcPeakMiB[pid]; ok {
+					if job, ok := jobOf(pid); ok {
+						peak[job] += m
+					}
 				}
 			}
 			// A job using a GPU Slurm did not give it (rare: a shard, or
 			// CUDA_VISIBLE_DEVICES overridden) is still charged for it.
-			for job := range mem {
+			for job := range peak {
 				if !contains(holders, job) {
 					holders = append(holders, job)
 				}
@@ -263,6 +465,7 @@ func Attribute(readings []Reading, jobs map[uint64][]int, jobOf func(pid uint32)
 			} else {
 				s.MemMiB, s.Attribution = rd.MemUsedMiB, "device"
 			}
+			s.PeakMiB = max(s.MemMiB, peak[job])
 			out = append(out, s)
 		}
 	}

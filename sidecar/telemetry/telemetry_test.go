@@ -145,15 +145,15 @@ func TestAttribute(t *testing.T) {
 			readings: []telemetry.Reading{{Index: 0, MemUsedMiB: 9000, SMUtil: 90, PowerW: 300, ProcsKnown: true,
 				Procs: []telemetry.Proc{{11, 4000}, {12, 3000}, {99, 2000}}}},
 			jobs: map[uint64][]int{1: {0}},
-			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 7000, SMUtil: 90, PowerW: 300, Attribution: "process"}},
+			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 7000, PeakMiB: 7000, SMUtil: 90, PowerW: 300, Attribution: "process"}},
 		},
 		"shared GPU, no per-process utilisation: each job its own memory, the GPU's utilisation, power split": {
 			readings: []telemetry.Reading{{Index: 2, MemUsedMiB: 6000, SMUtil: 50, PowerW: 200, ProcsKnown: true,
 				Procs: []telemetry.Proc{{11, 1000}, {21, 5000}}}},
 			jobs: map[uint64][]int{1: {2}, 2: {2}},
 			want: []telemetry.JobSample{
-				{JobID: 1, GPU: 2, MemMiB: 1000, SMUtil: 50, PowerW: 100, Attribution: "process", Shared: true},
-				{JobID: 2, GPU: 2, MemMiB: 5000, SMUtil: 50, PowerW: 100, Attribution: "process", Shared: true},
+				{JobID: 1, GPU: 2, MemMiB: 1000, PeakMiB: 1000, SMUtil: 50, PowerW: 100, Attribution: "process", Shared: true},
+				{JobID: 2, GPU: 2, MemMiB: 5000, PeakMiB: 5000, SMUtil: 50, PowerW: 100, Attribution: "process", Shared: true},
 			},
 		},
 		// Job 1 idles next to busy job 2: an idle-GPU detector must see
@@ -163,8 +163,8 @@ func TestAttribute(t *testing.T) {
 				Procs: []telemetry.Proc{{11, 1000}, {21, 5000}}, ProcUtil: map[uint32]float64{21: 60}, ProcUtilKnown: true}},
 			jobs: map[uint64][]int{1: {2}, 2: {2}},
 			want: []telemetry.JobSample{
-				{JobID: 1, GPU: 2, MemMiB: 1000, SMUtil: 0, MemUtil: 30, PowerW: 100, Attribution: "process", Shared: true},
-				{JobID: 2, GPU: 2, MemMiB: 5000, SMUtil: 60, MemUtil: 30, PowerW: 100, Attribution: "process", Shared: true},
+				{JobID: 1, GPU: 2, MemMiB: 1000, PeakMiB: 1000, SMUtil: 0, MemUtil: 30, PowerW: 100, Attribution: "process", Shared: true},
+				{JobID: 2, GPU: 2, MemMiB: 5000, PeakMiB: 5000, SMUtil: 60, MemUtil: 30, PowerW: 100, Attribution: "process", Shared: true},
 			},
 		},
 		"shared GPU: a job's processes summed, at most 100": {
@@ -181,12 +181,12 @@ func TestAttribute(t *testing.T) {
 			readings: []telemetry.Reading{{Index: 0, MemUsedMiB: 4000, SMUtil: 90, ProcsKnown: true,
 				Procs: []telemetry.Proc{{11, 4000}}, ProcUtil: map[uint32]float64{11: 85}, ProcUtilKnown: true}},
 			jobs: map[uint64][]int{1: {0}},
-			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 4000, SMUtil: 90, Attribution: "process"}},
+			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 4000, PeakMiB: 4000, SMUtil: 90, Attribution: "process"}},
 		},
 		"no process list: whole device": {
 			readings: []telemetry.Reading{{Index: 1, MemUsedMiB: 12000, SMUtil: 70, PowerW: 250}},
 			jobs:     map[uint64][]int{3: {1}},
-			want:     []telemetry.JobSample{{JobID: 3, GPU: 1, MemMiB: 12000, SMUtil: 70, PowerW: 250, Attribution: "device"}},
+			want:     []telemetry.JobSample{{JobID: 3, GPU: 1, MemMiB: 12000, PeakMiB: 12000, SMUtil: 70, PowerW: 250, Attribution: "device"}},
 		},
 		"job with no process yet reads zero": {
 			readings: []telemetry.Reading{{Index: 0, MemUsedMiB: 300, ProcsKnown: true}},
@@ -196,7 +196,28 @@ func TestAttribute(t *testing.T) {
 		"process on a GPU its job was not given is still charged": {
 			readings: []telemetry.Reading{{Index: 5, MemUsedMiB: 800, ProcsKnown: true, Procs: []telemetry.Proc{{31, 800}}}},
 			jobs:     map[uint64][]int{3: {4}},
-			want:     []telemetry.JobSample{{JobID: 3, GPU: 5, MemMiB: 800, Attribution: "process"}},
+			want:     []telemetry.JobSample{{JobID: 3, GPU: 5, MemMiB: 800, PeakMiB: 800, Attribution: "process"}},
+		},
+		"accounting: a process's peak since the last reading, one without its memory now": {
+			readings: []telemetry.Reading{{Index: 0, MemUsedMiB: 9000, ProcsKnown: true, Accounting: true,
+				Procs: []telemetry.Proc{{11, 4000}, {12, 3000}, {21, 2000}}, ProcPeakMiB: map[uint32]float64{11: 30000, 21: 2500}}},
+			jobs: map[uint64][]int{1: {0}, 2: {0}},
+			want: []telemetry.JobSample{
+				{JobID: 1, GPU: 0, MemMiB: 7000, PeakMiB: 33000, Attribution: "process", Shared: true},
+				{JobID: 2, GPU: 0, MemMiB: 2000, PeakMiB: 2500, Attribution: "process", Shared: true},
+			},
+		},
+		"accounting: an ended process's peak goes to its job, even with nothing left running": {
+			readings: []telemetry.Reading{{Index: 3, MemUsedMiB: 100, ProcsKnown: true, Accounting: true,
+				EndedPIDs: []uint32{11, 21, 99}, ProcPeakMiB: map[uint32]float64{11: 39000, 99: 5000}}},
+			jobs: map[uint64][]int{1: {3}},
+			want: []telemetry.JobSample{{JobID: 1, GPU: 3, PeakMiB: 39000, Attribution: "process"}},
+		},
+		"accounting: an ended process of a job not given the GPU is charged to it": {
+			readings: []telemetry.Reading{{Index: 3, ProcsKnown: true, Accounting: true,
+				EndedPIDs: []uint32{31}, ProcPeakMiB: map[uint32]float64{31: 700}}},
+			jobs: map[uint64][]int{3: {4}},
+			want: []telemetry.JobSample{{JobID: 3, GPU: 3, PeakMiB: 700, Attribution: "process"}},
 		},
 		"idle GPU, no job": {
 			readings: []telemetry.Reading{{Index: 7, MemUsedMiB: 1, ProcsKnown: true}},

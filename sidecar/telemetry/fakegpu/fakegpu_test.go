@@ -57,3 +57,54 @@ func TestProcessUtilizationLastSeen(t *testing.T) {
 		t.Errorf("lastSeen in the future: %v, %v", s, r)
 	}
 }
+
+// TestAccounting: off at first, as on a real GPU; once on, each process's
+// most memory held (a spike between calls included) is kept, after it
+// exits too; turning it off clears it.
+func TestAccounting(t *testing.T) {
+	var l fakegpu.Load
+	dev := fakegpu.New(func(int) fakegpu.Load { return l }).Devices[0]
+	if m, r := dev.GetAccountingMode(); m != nvml.FEATURE_DISABLED || r != nvml.SUCCESS {
+		t.Fatalf("mode %v, %v; want off", m, r)
+	}
+	if _, r := dev.GetAccountingStats(1); r != nvml.ERROR_NOT_SUPPORTED {
+		t.Errorf("stats while off: %v", r)
+	}
+	if r := dev.SetAccountingMode(nvml.FEATURE_ENABLED); r != nvml.SUCCESS {
+		t.Fatal(r)
+	}
+	const mib = 1 << 20
+	steps := []struct {
+		procs   []fakegpu.Proc
+		maxMiB  uint64
+		running uint32
+	}{
+		{[]fakegpu.Proc{{PID: 1, UsedMiB: 100}}, 100, 1},
+		{[]fakegpu.Proc{{PID: 1, UsedMiB: 50, PeakMiB: 900}}, 900, 1},
+		{[]fakegpu.Proc{{PID: 1, UsedMiB: 300}}, 900, 1},
+		{[]fakegpu.Proc{{PID: 1, PeakMiB: 1000, Gone: true}}, 1000, 0},
+		{nil, 1000, 0},
+	}
+	for i, s := range steps {
+		l = fakegpu.Load{Procs: s.procs}
+		ps, _ := dev.GetComputeRunningProcesses()
+		if len(ps) != int(s.running) {
+			t.Errorf("step %d: %d processes listed", i, len(ps))
+		}
+		st, r := dev.GetAccountingStats(1)
+		if r != nvml.SUCCESS || st.MaxMemoryUsage != s.maxMiB*mib || st.IsRunning != s.running {
+			t.Errorf("step %d: %+v, %v; want max %d MiB, running %d", i, st, r, s.maxMiB, s.running)
+		}
+	}
+	if pids, r := dev.GetAccountingPids(); r != nvml.SUCCESS || len(pids) != 1 || pids[0] != 1 {
+		t.Errorf("pids %v, %v", pids, r)
+	}
+	if _, r := dev.GetAccountingStats(2); r != nvml.ERROR_NOT_FOUND {
+		t.Errorf("unknown pid: %v", r)
+	}
+	dev.SetAccountingMode(nvml.FEATURE_DISABLED)
+	dev.SetAccountingMode(nvml.FEATURE_ENABLED)
+	if _, r := dev.GetAccountingStats(1); r != nvml.ERROR_NOT_FOUND {
+		t.Errorf("after off and on again: %v, want cleared", r)
+	}
+}
