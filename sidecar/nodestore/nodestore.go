@@ -3,8 +3,8 @@
 // finished-job reports waiting for augurd's acknowledgement.
 //
 //	Prolog ─StartJob─> jobs (running)
-//	sampler ─AddSamples─> samples (raw, at the sampling interval)
-//	Downsample: raw older than RawRetention ─> one row per minute (max memory, mean utilisation)
+//	sampler ─AddSamples─> samples (raw, at the sampling interval; memory as read, and its peak since the last round)
+//	Downsample: raw older than RawRetention ─> one row per minute (max memory and peak, mean utilisation)
 //	Epilog ─EndJob─> jobs (ended) ─Summary─> report ─Enqueue─> outbox ─(sent, acked)─> Delivered
 //	Prune: delivered jobs older than Retention go, with their samples
 //
@@ -77,6 +77,10 @@ CREATE TABLE outbox (
 );
 CREATE INDEX outbox_due ON outbox (next_try_ns) WHERE delivered_ns = 0;
 `,
+	// peak_mib: the most the job's processes can have held within dur_s,
+	// from NVML accounting's per-process maxima (telemetry.JobSample's
+	// PeakMiB); 0 in rows written before it, which mem_mib stands for.
+	`ALTER TABLE samples ADD COLUMN peak_mib REAL NOT NULL DEFAULT 0;`,
 }
 
 // Store is the node database.
@@ -334,11 +338,15 @@ type GPUInfo struct {
 
 // Sample is one job's use of one GPU over DurS seconds ending at TS.
 type Sample struct {
-	JobID   uint64
-	GPU     int
-	TS      time.Time
-	DurS    float64
-	MemMiB  float64
+	JobID  uint64
+	GPU    int
+	TS     time.Time
+	DurS   float64
+	MemMiB float64
+	// PeakMiB is the most the job can have held within DurS, where NVML
+	// accounting saw more than MemMiB (telemetry.JobSample.PeakMiB); 0 or
+	// MemMiB where it did not.
+	PeakMiB float64
 	SMUtil  float64
 	MemUtil float64
 	PowerW  float64
@@ -368,14 +376,14 @@ ON CONFLICT (job_id, gpu) DO UPDATE SET attribution = excluded.attribution`)
 		}
 	}
 	st, err := tx.PrepareContext(ctx, `
-INSERT INTO samples (job_id, gpu, ts_ns, dur_s, mem_mib, sm_util, mem_util, power_w)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+INSERT INTO samples (job_id, gpu, ts_ns, dur_s, mem_mib, sm_util, mem_util, power_w, peak_mib)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
 	if err != nil {
 		return fmt.Errorf("nodestore: samples: %w", err)
 	}
 	defer st.Close()
 	for _, x := range samples {
-		if _, err := st.ExecContext(ctx, int64(x.JobID), x.GPU, ns(x.TS), x.DurS, x.MemMiB, x.SMUtil, x.MemUtil, x.PowerW); err != nil {
+		if _, err := st.ExecContext(ctx, int64(x.JobID), x.GPU, ns(x.TS), x.DurS, x.MemMiB, x.SMUtil, x.MemUtil, x.PowerW, x.PeakMiB); err != nil {
 			return fmt.Errorf("nodestore: sample: %w", err)
 		}
 	}
@@ -388,6 +396,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
 // GPUSummary is one GPU's figures over a whole job.
 type GPUSummary struct {
 	GPUInfo
+	// PeakMiB is the most memory the job held (or, from NVML accounting's
+	// per-process maxima, can have held) on the GPU at any instant.
 	PeakMiB     float64
 	MeanSMUtil  float64
 	P95SMUtil   float64
@@ -395,7 +405,8 @@ type GPUSummary struct {
 	EnergyJ     float64
 	Samples     int
 	// EndMiB is the most memory the job held on the GPU in its last
-	// EndWindow of samples: what it held when it ended.
+	// EndWindow of samples, accounting peaks included: what it held when
+	// it ended, the allocation it died of included.
 	EndMiB float64
 }
 
@@ -405,7 +416,8 @@ type GPUSummary struct {
 const EndWindow = 15 * time.Second
 
 // Summary computes a job's per-GPU figures from its samples: peak memory
-// (downsampled rows keep the minute's peak, so it is exact), means weighted
+// (a row's memory or its accounting peak, whichever is more; downsampled
+// rows keep the minute's peaks, so it is exact), means weighted
 // by the time each row stands for, the 95th percentile of SM utilisation
 // over time, and energy as mean power times time.
 func (s *Store) Summary(ctx context.Context, jobID uint64) ([]GPUSummary, error) {
@@ -425,7 +437,7 @@ func (s *Store) Summary(ctx context.Context, jobID uint64) ([]GPUSummary, error)
 	rows.Close()
 
 	rows, err = s.db.QueryContext(ctx, `
-SELECT gpu, dur_s, mem_mib, sm_util, mem_util, power_w FROM samples WHERE job_id = ? ORDER BY gpu, ts_ns`, int64(jobID))
+SELECT gpu, dur_s, max(mem_mib, peak_mib), sm_util, mem_util, power_w FROM samples WHERE job_id = ? ORDER BY gpu, ts_ns`, int64(jobID))
 	if err != nil {
 		return nil, fmt.Errorf("nodestore: summary of %d: %w", jobID, err)
 	}
@@ -464,7 +476,7 @@ SELECT gpu, dur_s, mem_mib, sm_util, mem_util, power_w FROM samples WHERE job_id
 	}
 	rows.Close()
 	ends, err := s.db.QueryContext(ctx, `
-SELECT s.gpu, max(s.mem_mib) FROM samples s
+SELECT s.gpu, max(max(s.mem_mib, s.peak_mib)) FROM samples s
 WHERE s.job_id = ?1 AND s.ts_ns >= (SELECT max(l.ts_ns) FROM samples l WHERE l.job_id = ?1 AND l.gpu = s.gpu) - ?2
 GROUP BY s.gpu`, int64(jobID), int64(EndWindow))
 	if err != nil {
@@ -516,8 +528,8 @@ func quantile(xs []weighted, q float64) float64 {
 }
 
 // Downsample folds raw samples older than before into one row per job, GPU
-// and minute: the minute's peak memory, mean utilisation and power, and the
-// time the rows stood for. It returns how many raw rows it folded.
+// and minute: the minute's peak memory and accounting peak, mean
+// utilisation and power, and the time the rows stood for. It returns how many raw rows it folded.
 func (s *Store) Downsample(ctx context.Context, before time.Time) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -532,9 +544,10 @@ DELETE FROM temp.folded;`); err != nil {
 		return 0, fmt.Errorf("nodestore: downsample: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `
-INSERT INTO temp.folded (job_id, gpu, ts_ns, dur_s, mem_mib, sm_util, mem_util, power_w)
+INSERT INTO temp.folded (job_id, gpu, ts_ns, dur_s, mem_mib, sm_util, mem_util, power_w, peak_mib)
 SELECT job_id, gpu, (ts_ns / ?) * ?, sum(dur_s), max(mem_mib),
-       sum(sm_util * dur_s) / sum(dur_s), sum(mem_util * dur_s) / sum(dur_s), sum(power_w * dur_s) / sum(dur_s)
+       sum(sm_util * dur_s) / sum(dur_s), sum(mem_util * dur_s) / sum(dur_s), sum(power_w * dur_s) / sum(dur_s),
+       max(peak_mib)
 FROM samples WHERE ts_ns < ? AND dur_s < 60
 GROUP BY job_id, gpu, ts_ns / ?`, minute, minute, cut, minute); err != nil {
 		return 0, fmt.Errorf("nodestore: downsample: %w", err)
@@ -546,9 +559,11 @@ GROUP BY job_id, gpu, ts_ns / ?`, minute, minute, cut, minute); err != nil {
 	n, _ := res.RowsAffected()
 	// A minute already folded earlier (rows that arrived late) merges.
 	if _, err := tx.ExecContext(ctx, `
-INSERT INTO samples SELECT * FROM temp.folded WHERE true
+INSERT INTO samples (job_id, gpu, ts_ns, dur_s, mem_mib, sm_util, mem_util, power_w, peak_mib)
+SELECT job_id, gpu, ts_ns, dur_s, mem_mib, sm_util, mem_util, power_w, peak_mib FROM temp.folded WHERE true
 ON CONFLICT (job_id, gpu, ts_ns) DO UPDATE SET
 	mem_mib  = max(mem_mib, excluded.mem_mib),
+	peak_mib = max(peak_mib, excluded.peak_mib),
 	sm_util  = (sm_util * dur_s + excluded.sm_util * excluded.dur_s) / (dur_s + excluded.dur_s),
 	mem_util = (mem_util * dur_s + excluded.mem_util * excluded.dur_s) / (dur_s + excluded.dur_s),
 	power_w  = (power_w * dur_s + excluded.power_w * excluded.dur_s) / (dur_s + excluded.dur_s),
