@@ -208,6 +208,13 @@ type Node struct {
 	// NVML selects the GPU backend: "real" (libnvidia-ml). Test builds
 	// also accept "mock-dgxa100"; production builds refuse it.
 	NVML string `mapstructure:"nvml"`
+	// NVMLAccounting turns NVML accounting mode on for each GPU where it is
+	// off, when the agent starts (as root; it stays on until the driver
+	// unloads; `nvidia-smi -am 0` turns it off). The driver then keeps
+	// each process's most GPU memory held, which the agent reads so that
+	// a peak between two samples (the allocation a job dies of) is seen.
+	// Off, the agent still uses accounting where it is already on.
+	NVMLAccounting bool `mapstructure:"nvml_accounting"`
 	// MungeSocket is munged's socket ("" for libmunge's default).
 	MungeSocket string `mapstructure:"munge_socket"`
 	// Socket is the agent's socket, where the hooks tell it about jobs.
@@ -363,14 +370,15 @@ func Default() Config {
 			RetrainAfter:    200,
 		},
 		Node: Node{
-			Augurd:       "localhost:6831",
-			Store:        "/var/lib/augur/node.db",
-			Interval:     time.Second,
-			RawRetention: time.Hour,
-			Retention:    30 * 24 * time.Hour,
-			NVML:         "real",
-			LiveEvery:    time.Minute,
-			Socket:       "/run/augur/node.sock",
+			Augurd:         "localhost:6831",
+			Store:          "/var/lib/augur/node.db",
+			Interval:       time.Second,
+			RawRetention:   time.Hour,
+			Retention:      30 * 24 * time.Hour,
+			NVML:           "real",
+			NVMLAccounting: true,
+			LiveEvery:      time.Minute,
+			Socket:         "/run/augur/node.sock",
 		},
 		Live: Live{
 			Enabled:        false,
