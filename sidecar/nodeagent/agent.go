@@ -117,6 +117,12 @@ type Agent struct {
 
 	mu        sync.Mutex
 	described map[[2]uint64]string // (job, gpu) -> attribution already stored
+	// pidJobs remembers which job /proc said each GPU process belonged to,
+	// so that the accounting peak of a process that has ended since (and
+	// left /proc) still goes to its job. Entries go once not seen for
+	// pidMemory sampling rounds, or with their job.
+	pidJobs   map[uint32]pidJob
+	sampled   int64                // rounds that read the GPUs
 	goneSince map[uint64]time.Time // running jobs seen with no process, since
 	lastRound time.Time
 	// The live period being gathered: per job and GPU, since liveFrom.
@@ -124,6 +130,17 @@ type Agent struct {
 	liveFrom time.Time
 	liveBusy atomic.Bool // a live period is on its way to augurd
 }
+
+// pidJob is a process's job, as of the sampled round seen.
+type pidJob struct {
+	job  uint64
+	seen int64
+}
+
+// pidMemory is how many sampling rounds a process's job is remembered
+// after /proc last showed it: a process that ends is reported gone by the
+// next round that reads the GPUs, so a few are plenty.
+const pidMemory = 5
 
 // liveGPU gathers one job's use of one GPU over a live period.
 type liveGPU struct {
@@ -143,6 +160,7 @@ func New(cfg Config, st *nodestore.Store, gpus GPUs, procs Procs, send Deliverer
 			return d - rand.N(d/5+1)
 		},
 		described: map[[2]uint64]string{},
+		pidJobs:   map[uint32]pidJob{},
 		goneSince: map[uint64]time.Time{},
 		live:      map[uint64]map[int]*liveGPU{},
 	}
@@ -153,7 +171,7 @@ func New(cfg Config, st *nodestore.Store, gpus GPUs, procs Procs, send Deliverer
 func (a *Agent) Run(ctx context.Context, pokes net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pk := make(chan Poke, 16)
+	pk := make(chan pokeReq, 16)
 	if pokes != nil {
 		go servePokes(ctx, pokes, pk, func(err error) {
 			a.Stats.BadPokes.Add(1)
@@ -224,6 +242,15 @@ func (a *Agent) Run(ctx context.Context, pokes net.Listener) error {
 				case sendNow <- struct{}{}:
 				default:
 				}
+			case PokeRound:
+				// An Epilog waits: its job's processes have just exited,
+				// and this round reads their accounting peaks before the
+				// Epilog sums the job up.
+				err := a.Round(ctx)
+				if err != nil && ctx.Err() == nil {
+					a.log.Warn("sampling round for an epilog failed", "job_id", p.JobID, "err", err)
+				}
+				p.done <- err
 			}
 		}
 	}
@@ -263,7 +290,7 @@ func (a *Agent) Round(ctx context.Context) error {
 	for _, j := range jobs {
 		byJob[j.JobID] = j.GPUs
 	}
-	js := telemetry.Attribute(readings, byJob, a.procs.JobOf)
+	js := telemetry.Attribute(readings, byJob, a.jobOf(readings))
 	rd := make(map[int]*telemetry.Reading, len(readings))
 	for i := range readings {
 		rd[readings[i].Index] = &readings[i]
@@ -275,8 +302,12 @@ func (a *Agent) Round(ctx context.Context) error {
 		if _, ok := byJob[s.JobID]; !ok {
 			continue // a process of a job this node never recorded
 		}
-		samples = append(samples, nodestore.Sample{JobID: s.JobID, GPU: s.GPU, TS: now, DurS: dur,
-			MemMiB: s.MemMiB, SMUtil: s.SMUtil, MemUtil: s.MemUtil, PowerW: s.PowerW})
+		sm := nodestore.Sample{JobID: s.JobID, GPU: s.GPU, TS: now, DurS: dur,
+			MemMiB: s.MemMiB, SMUtil: s.SMUtil, MemUtil: s.MemUtil, PowerW: s.PowerW}
+		if s.PeakMiB > s.MemMiB {
+			sm.PeakMiB = s.PeakMiB
+		}
+		samples = append(samples, sm)
 		a.gather(s, dur)
 		key := [2]uint64{s.JobID, uint64(s.GPU)}
 		if a.described[key] != s.Attribution {
@@ -300,6 +331,42 @@ func (a *Agent) Round(ctx context.Context) error {
 	return nil
 }
 
+// jobOf returns the round's pid -> job function: /proc for the processes
+// running, remembered for them, and the memory of earlier rounds for those
+// that have ended since (readings' EndedPIDs), which /proc no longer has.
+func (a *Agent) jobOf(readings []telemetry.Reading) func(uint32) (uint64, bool) {
+	a.mu.Lock()
+	a.sampled++
+	n := a.sampled
+	for pid, pj := range a.pidJobs {
+		if n-pj.seen > pidMemory {
+			delete(a.pidJobs, pid)
+		}
+	}
+	a.mu.Unlock()
+	ended := map[uint32]bool{}
+	for _, rd := range readings {
+		for _, pid := range rd.EndedPIDs {
+			ended[pid] = true
+		}
+	}
+	return func(pid uint32) (uint64, bool) {
+		if ended[pid] {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			pj, ok := a.pidJobs[pid]
+			return pj.job, ok
+		}
+		job, ok := a.procs.JobOf(pid)
+		if ok {
+			a.mu.Lock()
+			a.pidJobs[pid] = pidJob{job: job, seen: n}
+			a.mu.Unlock()
+		}
+		return job, ok
+	}
+}
+
 // gather adds one sample to the live period; a.mu is held.
 func (a *Agent) gather(s telemetry.JobSample, dur float64) {
 	gs := a.live[s.JobID]
@@ -314,7 +381,7 @@ func (a *Agent) gather(s telemetry.JobSample, dur float64) {
 	}
 	g.utilS += s.SMUtil * dur
 	g.durS += dur
-	g.maxMiB = max(g.maxMiB, s.MemMiB)
+	g.maxMiB = max(g.maxMiB, s.PeakMiB)
 	g.shared = g.shared || s.Shared
 }
 
@@ -392,6 +459,11 @@ func (a *Agent) forget(jobID uint64) {
 		}
 	}
 	delete(a.goneSince, jobID)
+	for pid, pj := range a.pidJobs {
+		if pj.job == jobID {
+			delete(a.pidJobs, pid)
+		}
+	}
 }
 
 // Housekeep finalises jobs whose Epilog never came, reports ended jobs left

@@ -29,8 +29,15 @@ type Hooks struct {
 	// Poke tells the agent about the job; an error (agent down) is logged
 	// and otherwise ignored.
 	Poke func(ctx context.Context, m Poke) error
-	Now  func() time.Time
-	Log  *slog.Logger
+	// Round, when set, asks the agent for a sampling round now and waits
+	// for it (AskRound, bounded by RoundWait): the Epilog's job's processes
+	// have just exited, and the round stores their NVML accounting peaks,
+	// the allocation a job died of included, before the Epilog sums the
+	// job up. An error (agent down, old or slow) is logged and the Epilog
+	// goes on with the samples stored.
+	Round func(ctx context.Context, jobID uint64) error
+	Now   func() time.Time
+	Log   *slog.Logger
 }
 
 // Prolog records the job so that the agent samples its GPUs. A job without
@@ -50,8 +57,9 @@ func (h *Hooks) Prolog(ctx context.Context, env HookEnv) error {
 	return nil
 }
 
-// Epilog ends the job, classifies its exit, and puts its report in the
-// outbox for the agent to send. An Epilog for a job this node never
+// Epilog has the agent sample the job's last moments (Round), ends the
+// job, classifies its exit, and puts its report in the outbox for the agent
+// to send. An Epilog for a job this node never
 // recorded (no GPUs, or its Prolog failed) or already finalised does nothing.
 func (h *Hooks) Epilog(ctx context.Context, env HookEnv) error {
 	log := h.Log.With("job_id", env.JobID)
@@ -68,6 +76,11 @@ func (h *Hooks) Epilog(ctx context.Context, env HookEnv) error {
 	if !j.Running {
 		log.Info("job already finalised; epilog ignored", "finalized", j.Finalized, "exit_state", j.ExitState)
 		return nil
+	}
+	if h.Round != nil {
+		if err := h.Round(ctx, env.JobID); err != nil {
+			log.Info("agent did not sample the job's last moments; summing up the samples stored", "err", err)
+		}
 	}
 	sums, err := h.Store.Summary(ctx, env.JobID)
 	if err != nil {
@@ -119,10 +132,14 @@ const (
 
 // NearCapacity says whether any GPU's memory stood at OOMFraction of its
 // capacity when the job ended (in its last nodestore.EndWindow of
-// samples). This, in a job that failed, is the evidence of a GPU
-// out-of-memory death: a CUDA OOM is an exception in the job's own
-// process, which exits with its memory still held, and Slurm sees only a
-// failure. A job that completes near the ceiling, or that reached it
+// samples, NVML accounting's per-process peaks included). This, in a job
+// that failed, is the evidence of a GPU out-of-memory death: a CUDA OOM is
+// an exception in the job's own process, which exits with its memory still
+// held, and Slurm sees only a failure. The allocation that failed may have
+// lasted well under a sampling interval; where accounting is on, the
+// peak of that last instant reaches the samples (the Epilog's Round reads
+// it as the process exits), and where it is off only a sample that
+// happened to fall on it shows it. A job that completes near the ceiling, or that reached it
 // earlier and then failed with its memory lower, is not a suspect.
 func NearCapacity(sums []nodestore.GPUSummary) bool {
 	for _, g := range sums {

@@ -112,14 +112,14 @@ func TestPokesReachTheAgent(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	got := make(chan Poke, 4)
+	got := make(chan pokeReq, 4)
 	bad := make(chan error, 4)
 	go servePokes(ctx, l, got, func(err error) { bad <- err })
 	defer l.Close()
 	if err := SendPoke(ctx, sock, Poke{PokeEpilog, 77}, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if p := <-got; p != (Poke{PokeEpilog, 77}) {
+	if p := <-got; p.Poke != (Poke{PokeEpilog, 77}) || p.done != nil {
 		t.Errorf("got %+v", p)
 	}
 	cn, _ := net.Dial("unix", sock)
@@ -138,6 +138,8 @@ func TestParsePoke(t *testing.T) {
 	}{
 		"prolog":        {in: "prolog 42\n", want: Poke{PokeProlog, 42}},
 		"epilog no nl":  {in: "epilog 7", want: Poke{PokeEpilog, 7}},
+		"round":         {in: "round 9\n", want: Poke{PokeRound, 9}},
+		"round no id":   {in: "round\n", wantErr: true},
 		"unknown kind":  {in: "stop 1\n", wantErr: true},
 		"no id":         {in: "prolog\n", wantErr: true},
 		"zero":          {in: "prolog 0\n", wantErr: true},
@@ -160,7 +162,7 @@ func TestParsePoke(t *testing.T) {
 
 // FuzzParsePoke: anything root runs may write to the agent's socket.
 func FuzzParsePoke(f *testing.F) {
-	for _, s := range []string{"prolog 1\n", "epilog 18446744073709551615\n", "x", "prolog -1"} {
+	for _, s := range []string{"prolog 1\n", "epilog 18446744073709551615\n", "x", "prolog -1", "round 3\n", "round 0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -14,12 +14,18 @@ import (
 )
 
 // A Poke is a hook telling the agent about a job, one line on the agent's
-// unix socket: "prolog 42\n" or "epilog 42\n". It carries no data the
-// agent must trust: the job is in the store already, and the poke only
-// makes the agent act now rather than at its next tick (sample a new job at
-// once; send a finished job's report at once).
+// unix socket: "prolog 42\n", "epilog 42\n" or "round 42\n". It carries
+// no data the agent must trust: the job is in the store already, and the
+// poke only makes the agent act now rather than at its next tick (sample a
+// new job at once; send a finished job's report at once). A "round" poke
+// alone gets an answer, one line: "ok\n" once the agent has sampled the
+// GPUs and stored the round, "error <why>\n" when that failed. The
+// Epilog sends it (AskRound) before it sums its job up, so that the
+// accounting peaks of the job's processes, which exited a moment ago, are
+// in the store; an agent older than the "round" poke closes the connection
+// without an answer.
 type Poke struct {
-	Kind  string // PokeProlog or PokeEpilog
+	Kind  string // PokeProlog, PokeEpilog or PokeRound
 	JobID uint64
 }
 
@@ -27,10 +33,30 @@ type Poke struct {
 const (
 	PokeProlog = "prolog"
 	PokeEpilog = "epilog"
+	PokeRound  = "round"
 )
 
-// maxPoke bounds a poke line.
-const maxPoke = 64
+// RoundWait is how long the Epilog waits for the agent's answer to a
+// "round" poke before it sums the job up without it.
+const RoundWait = 2 * time.Second
+
+// roundAnswerWait bounds how long the agent's socket holds a "round"
+// poke's connection for the answer (the round waits for the agent's loop,
+// which may be busy housekeeping). The hook has given up long before.
+const roundAnswerWait = 10 * time.Second
+
+// pokeReq is a poke handed to the agent's loop; done, for a "round" poke,
+// takes the round's result.
+type pokeReq struct {
+	Poke
+	done chan<- error
+}
+
+// maxPoke bounds a poke line, maxAnswer the answer to a "round" poke.
+const (
+	maxPoke   = 64
+	maxAnswer = 512
+)
 
 // String is the wire form, without the newline.
 func (p Poke) String() string { return p.Kind + " " + strconv.FormatUint(p.JobID, 10) }
@@ -44,7 +70,7 @@ func ParsePoke(line string) (Poke, error) {
 		return Poke{}, fmt.Errorf("%w: %d bytes", ErrBadPoke, len(line))
 	}
 	kind, id, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
-	if !ok || (kind != PokeProlog && kind != PokeEpilog) {
+	if !ok || (kind != PokeProlog && kind != PokeEpilog && kind != PokeRound) {
 		return Poke{}, fmt.Errorf("%w: %q", ErrBadPoke, line)
 	}
 	n, err := strconv.ParseUint(id, 10, 63)
@@ -69,6 +95,44 @@ func SendPoke(ctx context.Context, socket string, p Poke, timeout time.Duration)
 	}
 	_, err = io.WriteString(c, p.String()+"\n")
 	return err
+}
+
+// ErrNoRound is wrapped by AskRound when the agent closed the connection
+// without an answer: an agent older than the "round" poke.
+var ErrNoRound = errors.New("agent gave no answer to a round poke")
+
+// AskRound asks the agent at socket for a sampling round now, for the
+// Epilog of job jobID, and waits for it to be stored, at most timeout. An
+// error (agent down, old or slow) means the round may not have happened.
+func AskRound(ctx context.Context, socket string, jobID uint64, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) }) // a cancelled ctx ends the wait too
+	defer stop()
+	if _, err := io.WriteString(c, Poke{Kind: PokeRound, JobID: jobID}.String()+"\n"); err != nil {
+		return err
+	}
+	line, err := bufio.NewReaderSize(io.LimitReader(c, maxAnswer), maxAnswer).ReadString('\n')
+	switch {
+	case line == "ok\n":
+		return nil
+	case strings.HasPrefix(line, "error "):
+		return fmt.Errorf("agent's round: %s", strings.TrimSpace(strings.TrimPrefix(line, "error ")))
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%w (an augur-node older than this hook?)", ErrNoRound)
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("%w: %q", ErrNoRound, line)
 }
 
 // ListenPokes creates the agent's socket (removing a stale one), mode 0600:
@@ -98,8 +162,9 @@ func dirOf(path string) string {
 	return "/"
 }
 
-// servePokes reads one poke per connection and hands it to out.
-func servePokes(ctx context.Context, l net.Listener, out chan<- Poke, bad func(error)) {
+// servePokes reads one poke per connection and hands it to out; a "round"
+// poke's connection gets the round's result as its answer.
+func servePokes(ctx context.Context, l net.Listener, out chan<- pokeReq, bad func(error)) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -123,10 +188,32 @@ func servePokes(ctx context.Context, l net.Listener, out chan<- Poke, bad func(e
 				bad(err)
 				return
 			}
-			select {
-			case out <- p:
-			case <-ctx.Done():
+			req := pokeReq{Poke: p}
+			var done chan error
+			if p.Kind == PokeRound {
+				done = make(chan error, 1)
+				req.done = done
+				c.SetDeadline(time.Now().Add(roundAnswerWait))
 			}
+			select {
+			case out <- req:
+			case <-ctx.Done():
+				return
+			}
+			if done == nil {
+				return
+			}
+			answer := "ok\n"
+			select {
+			case err := <-done:
+				if err != nil {
+					msg := strings.ReplaceAll(err.Error(), "\n", " ")
+					answer = "error " + msg[:min(len(msg), maxAnswer-8)] + "\n"
+				}
+			case <-ctx.Done():
+				answer = "error agent stopping\n"
+			}
+			io.WriteString(c, answer)
 		}()
 	}
 }

@@ -3,7 +3,7 @@
 // to augurd (see package nodeagent for the design).
 //
 //	augur-node prolog [--config FILE]   record the job, poke the agent (fast; always exits 0)
-//	augur-node epilog [--config FILE]   end the job, enqueue its report, poke the agent (always exits 0)
+//	augur-node epilog [--config FILE]   ask the agent for a last round (at most 2 s), end the job, enqueue its report, poke the agent (always exits 0)
 //	augur-node agent  [--config FILE]   the agent (systemd: contrib/systemd/augur-node.service)
 //
 // slurm.conf's Prolog= and Epilog= take a path without arguments: run with
@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -144,6 +145,9 @@ func hook(mode, cfgPath, level string, getenv func(string) string, stderr io.Wri
 		Poke: func(ctx context.Context, p nodeagent.Poke) error {
 			return nodeagent.SendPoke(ctx, cfg.Node.Socket, p, 200*time.Millisecond)
 		},
+		Round: func(ctx context.Context, jobID uint64) error {
+			return nodeagent.AskRound(ctx, cfg.Node.Socket, jobID, nodeagent.RoundWait)
+		},
 	}
 	if mode == "prolog" {
 		err = h.Prolog(ctx, env)
@@ -155,6 +159,41 @@ func hook(mode, cfgPath, level string, getenv func(string) string, stderr io.Wri
 		return
 	}
 	log.Debug(mode+" done", "job_id", env.JobID, "wall_seconds", time.Since(start).Seconds())
+}
+
+// logAccounting says once what became of NVML accounting on the node's
+// GPUs: on (turned on now or before), or off and why. Off, the agent
+// samples as it always did, and a job's peak between two samples (the
+// allocation a job dies of) is missed.
+func logAccounting(log *slog.Logger, states []telemetry.AccountingState, asked bool) {
+	var on, turnedOn []int
+	var failed []int
+	var firstErr error
+	for _, a := range states {
+		switch {
+		case a.On:
+			on = append(on, a.Index)
+			if a.Enabled {
+				turnedOn = append(turnedOn, a.Index)
+			}
+		case a.Err != nil:
+			failed = append(failed, a.Index)
+			if firstErr == nil {
+				firstErr = a.Err
+			}
+		}
+	}
+	if len(on) > 0 {
+		log.Info("NVML accounting on: per-process memory peaks between samples are read", "gpus", on, "turned_on_now", turnedOn)
+	}
+	switch {
+	case len(failed) > 0:
+		log.Warn("NVML accounting unavailable: memory peaks between two samples are missed on these GPUs",
+			"gpus", failed, "err", firstErr, "hint", "run the agent as root, or run nvidia-smi -am 1 once per boot")
+	case !asked && len(on) < len(states):
+		log.Info("NVML accounting off (node.nvml_accounting: false): memory peaks between two samples are missed",
+			"gpus", len(states)-len(on))
+	}
 }
 
 // agent runs the node agent until SIGTERM or SIGINT.
@@ -173,7 +212,7 @@ func agent(cfgPath, level string, stderr io.Writer) int {
 	log.Info("augur-node agent starting", "config", cfg.Path, "store", cfg.Node.Store, "socket", cfg.Node.Socket,
 		"augurd", cfg.Node.Augurd, "nvml", cfg.Node.NVML, "interval_seconds", cfg.Node.Interval.Seconds(),
 		"raw_retention_seconds", cfg.Node.RawRetention.Seconds(), "retention_seconds", cfg.Node.Retention.Seconds(),
-		"dcgm_job_map_dir", cfg.Node.DCGMJobMapDir, "munge_socket", cfg.Node.MungeSocket)
+		"dcgm_job_map_dir", cfg.Node.DCGMJobMapDir, "munge_socket", cfg.Node.MungeSocket, "nvml_accounting", cfg.Node.NVMLAccounting)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -198,7 +237,7 @@ func agent(cfgPath, level string, stderr io.Writer) int {
 	}
 	defer st.Close()
 	var gpus nodeagent.GPUs
-	sampler, err := telemetry.Open(lib)
+	sampler, err := telemetry.Open(lib, telemetry.WithAccounting(cfg.Node.NVMLAccounting))
 	if err != nil {
 		// Jobs are still recorded, finalised and reported, without GPU figures.
 		log.Error("NVML unavailable: no GPU samples on this node", "err", err)
@@ -206,6 +245,7 @@ func agent(cfgPath, level string, stderr io.Writer) int {
 		defer sampler.Close()
 		gpus = sampler
 		log.Info("NVML open", "gpus", sampler.GPUs())
+		logAccounting(log, sampler.Accounting(), cfg.Node.NVMLAccounting)
 	}
 	l, err := nodeagent.ListenPokes(cfg.Node.Socket)
 	if err != nil {
