@@ -4,8 +4,9 @@
 // delivers finished jobs' reports to augurd.
 //
 //	slurmd ─Prolog─> Prolog: StartJob ─> node SQLite ─> dcgm job map ─> poke agent
-//	agent, every interval: NVML readings + /proc (pid ─> job) ─Attribute─> AddSamples
-//	slurmd ─Epilog─> Epilog: Summary ─> exit state ─> EndJob ─> report ─> outbox ─> poke agent
+//	agent, every interval: NVML readings (+ accounting peaks) + /proc (pid ─> job, remembered) ─Attribute─> AddSamples
+//	slurmd ─Epilog─> Epilog: "round" poke ─> agent samples once more, answers (≤ 2 s) ─>
+//	                 Summary ─> exit state ─> EndJob ─> report ─> outbox ─> poke agent
 //	agent: outbox ─munge─> TCP "AUO1" frame ─> augurd ─> Ack ─> Delivered | Retry (backoff, cap 5 min)
 //	agent, every minute: Downsample, Prune, recover jobs with no processes left, report ended-but-unreported jobs
 //
@@ -30,6 +31,23 @@
 // exists even if the agent never runs again; the agent only sends it. Both
 // hooks always exit 0 (a failing Prolog or Epilog drains the node) and log
 // why they could not work on stderr, which slurmd logs.
+//
+// # The last instant of a job
+//
+// A job that dies of a CUDA out-of-memory error dies of an allocation that
+// may last well under the sampling interval, and its last sample can sit
+// far below the ceiling it hit (an H200 run: PyTorch reserved 142,272 of
+// 143,771 MiB, the last sample read 107,740). Where NVML accounting is on
+// (telemetry.WithAccounting, node.nvml_accounting), each sample also
+// carries the most the job's processes can have held since the previous
+// one, from the driver's per-process maxima, which outlive the process.
+// slurmd runs the Epilog right after the job's processes exit, before the
+// agent's next round would read them, so the Epilog first asks the agent
+// for one round now over its socket and waits for the answer, at most
+// RoundWait; an agent that is down, older or slow costs only that wait,
+// and the Epilog then sums the job up from what is stored, as it always
+// did. A process that has exited is no longer in /proc, so the agent
+// remembers which job each GPU process belonged to for a few rounds.
 //
 // # Nothing lost, nothing counted twice
 //

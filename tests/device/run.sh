@@ -4,7 +4,10 @@
 # framed by augur-node's own Prolog and Epilog as slurmd would run them.
 # It shows what the node reports for each job (peak, memory when it ended,
 # utilisation, the OOM evidence of live.oom_recovery) beside what PyTorch
-# itself saw, and Augur's prediction for the same script.
+# itself saw, and Augur's prediction for the same script. The agent turns
+# NVML accounting on (node.nvml_accounting; AUGUR_DEVICE_ACCOUNTING=false
+# leaves it as it is), so per-process peaks between samples count; the
+# GPU's accounting mode is put back as it was at the end.
 #
 #   make build && tests/device/run.sh [OUTDIR] [JOB...]
 #
@@ -17,7 +20,11 @@ shift || true
 mkdir -p "$out"
 work=$(mktemp -d)
 node=${AUGUR_DEVICE_NODE_BIN:-$repo/bin/augur-node} # the production build; AUGUR_DEVICE_NODE_BIN=bin/test/augur-node with AUGUR_DEVICE_NVML=mock-dgxa100 to try this here
-trap 'kill $agent 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+acct_before=$(nvidia-smi -i 0 --query-gpu=accounting.mode --format=csv,noheader 2>/dev/null)
+restore_acct() {
+	if [ "$acct_before" = Disabled ]; then nvidia-smi -i 0 -am 0 >/dev/null 2>&1; fi
+}
+trap 'kill $agent 2>/dev/null; wait 2>/dev/null; restore_acct; rm -rf "$work"' EXIT
 cat >"$work/augur.yaml" <<YAML
 version: 1
 log: {level: info}
@@ -27,11 +34,16 @@ node:
   socket: $work/node.sock
   interval: 1s
   nvml: ${AUGUR_DEVICE_NVML:-real}
+  nvml_accounting: ${AUGUR_DEVICE_ACCOUNTING:-true}
 YAML
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$out/gpu.txt" 2>&1
 "$node" agent --config "$work/augur.yaml" >"$out/agent.log" 2>&1 &
 agent=$!
 sleep 2
+# Whether the agent reads per-process peaks (NVML accounting), as it says.
+acct_now=$(nvidia-smi -i 0 --query-gpu=accounting.mode --format=csv,noheader 2>/dev/null)
+echo "accounting mode before: ${acct_before:-unknown}, with the agent: ${acct_now:-unknown}" | tee -a "$out/gpu.txt"
+grep -m2 'NVML accounting' "$out/agent.log" || echo "the agent said nothing of NVML accounting (see $out/agent.log)"
 jobs=("$@")
 [ ${#jobs[@]} -gt 0 ] || jobs=("$repo"/tests/device/jobs/*.sbatch)
 log="$out/jobs.log"
@@ -70,7 +82,7 @@ for line in open(os.path.join(work, "index")):
     p = os.path.join(work, f"stats-{jid}.json")
     if os.path.exists(p):
         stats = json.load(open(p))
-    samples = db.execute("SELECT ts_ns, mem_mib, sm_util FROM samples WHERE job_id = ? ORDER BY ts_ns", (jid,)).fetchall()
+    samples = db.execute("SELECT ts_ns, mem_mib, sm_util, peak_mib FROM samples WHERE job_id = ? ORDER BY ts_ns", (jid,)).fetchall()
     out.append({"job_id": jid, "script": os.path.basename(script), "torch": stats,
                 "report": reports.get(jid), "samples": samples})
 json.dump(out, open(dest, "w"), indent=1)
@@ -78,7 +90,9 @@ for o in out:
     r = o["report"] or {}
     g = (r.get("gpus") or [{}])[0]
     t = o["torch"]
-    print(f'{o["script"]:32} exit={r.get("exit_state")} peak={g.get("peak_mib", 0):.0f} end={g.get("end_mib", 0):.0f} '
+    # the most memory a 1 s sample read, beside the peak with accounting's maxima
+    sampled = max((s[1] for s in o["samples"]), default=0)
+    print(f'{o["script"]:32} exit={r.get("exit_state")} peak={g.get("peak_mib", 0):.0f} sampled={sampled:.0f} end={g.get("end_mib", 0):.0f} '
           f'of {g.get("mem_total_mib", 0):.0f} MiB, sm={g.get("mean_sm_util", 0):.0f}% samples={r.get("samples")} '
           f'oom_suspect={r.get("oom_suspect")} attribution={g.get("attribution")} | torch reserved={t.get("max_reserved_mib", 0):.0f} '
           f'oom={t.get("oom")} steps={t.get("steps")} batch={t.get("batch_size")}')
