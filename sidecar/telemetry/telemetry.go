@@ -383,7 +383,9 @@ type JobSample struct {
 	// (an allocation between two samples, or the last instants of a process
 	// that has ended since). It adds the job's processes' figures, so with
 	// several processes of one job on one GPU, whose maxima need not have
-	// come at the same instant, it is an upper bound.
+	// come at the same instant (one that ended and one that started since
+	// the previous sample, say), it is an upper bound, capped at the GPU's
+	// memory.
 	PeakMiB float64
 	SMUtil  float64
 	MemUtil float64
@@ -466,6 +468,9 @@ func Attribute(readings []Reading, jobs map[uint64][]int, jobOf func(pid uint32)
 				s.MemMiB, s.Attribution = rd.MemUsedMiB, "device"
 			}
 			s.PeakMiB = max(s.MemMiB, peak[job])
+			if rd.MemTotalMiB > 0 && s.PeakMiB > rd.MemTotalMiB {
+				s.PeakMiB = max(s.MemMiB, rd.MemTotalMiB) // a sum of maxima past what the card holds
+			}
 			out = append(out, s)
 		}
 	}

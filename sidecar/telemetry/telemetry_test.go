@@ -219,6 +219,12 @@ func TestAttribute(t *testing.T) {
 			jobs: map[uint64][]int{3: {4}},
 			want: []telemetry.JobSample{{JobID: 3, GPU: 3, PeakMiB: 700, Attribution: "process"}},
 		},
+		"accounting: a sum of maxima past the card is capped at the card": {
+			readings: []telemetry.Reading{{Index: 0, MemTotalMiB: 40960, ProcsKnown: true, Accounting: true,
+				Procs: []telemetry.Proc{{12, 100}}, EndedPIDs: []uint32{11}, ProcPeakMiB: map[uint32]float64{11: 30000, 12: 30000}}},
+			jobs: map[uint64][]int{1: {0}},
+			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 100, PeakMiB: 40960, Attribution: "process"}},
+		},
 		"idle GPU, no job": {
 			readings: []telemetry.Reading{{Index: 7, MemUsedMiB: 1, ProcsKnown: true}},
 			jobs:     map[uint64][]int{},
