@@ -94,6 +94,8 @@ def main():
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--grow", type=int, default=0, help="double the batch every N steps")
+    p.add_argument("--spike_gib", type=float, default=0,
+                   help="first hold this many GiB for a moment and give them back to the driver: a peak between two 1 s samples")
     a = p.parse_args()
 
     torch.manual_seed(0)
@@ -108,6 +110,14 @@ def main():
     scaler = torch.amp.GradScaler("cuda", enabled=a.fp16)
     stats = {"model": a.model, "params": sum(q.numel() for q in model.parameters()),
              "precision": "bf16" if a.bf16 else "fp16" if a.fp16 else "fp32", "seq_len": a.seq_len}
+    if a.spike_gib:
+        spike = torch.empty(int(a.spike_gib * 2**30), dtype=torch.uint8, device="cuda")
+        torch.cuda.synchronize()
+        t = time.time()
+        del spike
+        torch.cuda.empty_cache()  # back to the driver: NVML's used memory drops at once
+        stats["spike_mib"] = a.spike_gib * 1024
+        stats["spike_held_ms"] = round((time.time() - t) * 1000, 1)
     n, step, oom, t0 = a.batch_size, 0, False, time.time()
     try:
         while step < a.steps and time.time() - t0 < a.seconds:
