@@ -1283,6 +1283,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 		if nk == "policy" && !strings.HasPrefix(a, "-") && hasV {
 			nk = "model" // LeRobot's Hydra group before its 0.2 CLI: policy=act
 		}
+		if nk == "a" && rlAlgos[strings.ToLower(v)] {
+			nk = "algo" // -a ppo: the agent, not an architecture
+		}
 		switch {
 		case modelFlag(nk) && !isNumber(v) && !(nk == "model_type" && f.Model != ""):
 			if m := familyModel(path.Base(v)); weightsExt(v) != "" && m != "" && !bareFamily(m) && validModel(m) {
@@ -1629,6 +1632,9 @@ var (
 		"pretrained_model_name_or_path", "model_id", "hf_model", "pretrained", "checkpoint", "model",
 		"restore_from_path", "backbone", "model_path", "hf_model_path", "pretrained_path")
 	algoFlags = set("algo", "algorithm", "algo_name", "rl_algo", "rl_algorithm")
+	// rlAlgos are reinforcement learning's algorithms, which a short -a
+	// names as often as an architecture.
+	rlAlgos = set("ppo", "appo", "sac", "dqn", "ddqn", "a2c", "a3c", "td3", "ddpg", "trpo", "impala", "grpo", "reinforce")
 	// trainedSections name the model an RL job trains; frozenSections the
 	// models beside it that score or anchor it (OpenRLHF's sections).
 	trainedSections = set("actor", "policy", "student")
@@ -2004,7 +2010,9 @@ func familyModel(s string) string {
 	if i := strings.LastIndexByte(s, '/'); i >= 0 && i < len(s)-1 {
 		// The file's own name says more than its directories:
 		// t5/gin_configs/t5-base.gin is t5-base.
-		if m := familyModel(s[i+1:]); m != "" && !bareFamily(m) && (strings.ContainsAny(m, "-.") || hasDigit(m)) {
+		// (A name no family's, fin-8b of config_eng_fin_8b.yaml, waits:
+		// recipes/llama-3/ makes it llama-3-8b below.)
+		if m := familyModel(s[i+1:]); m != "" && !bareFamily(m) && (strings.ContainsAny(m, "-.") || hasDigit(m)) && familyOf(m) != "" {
 			return m
 		}
 	}

@@ -25,8 +25,9 @@ var (
 	// pyTorchvision is a torchvision constructor: models.resnet50(...).
 	pyTorchvision = regexp.MustCompile(`\bmodels\.([a-z][a-z0-9_]{1,40})\(`)
 	// pyKeyValues are keyword arguments, assignments and dict entries with
-	// a literal value: a string, a number, a boolean or a torch dtype.
-	pyKeyValues = regexp.MustCompile(`["']?\b([A-Za-z_][A-Za-z0-9_]{0,60})["']?\s*[=:]\s*(?:"([^"\n]{0,200})"|'([^'\n]{0,200})'|(-?[0-9][0-9.eE+-]{0,20})\b|(True|False)\b|(torch\.[a-z0-9]+)\b)`)
+	// a literal value: a string, a number, a boolean or a torch dtype
+	// (not a call: a = torch.ones(...) is a tensor).
+	pyKeyValues = regexp.MustCompile(`["']?\b([A-Za-z_][A-Za-z0-9_]{0,60})["']?\s*[=:]\s*(?:"([^"\n]{0,200})"|'([^'\n]{0,200})'|(-?[0-9][0-9.eE+-]{0,20})\b|(True|False)\b|(torch\.(?:bfloat16|float16|float32|float64|half|float|double|float8_e4m3fn|float8_e5m2))\b)`)
 )
 
 // pythonArgs turns inline Python code into the flags it amounts to

@@ -99,8 +99,11 @@ type Script struct {
 // LeRobot's policy (--policy.type=act, --policy.path=..., policy=act) the
 // model, a GPU type followed by two letters or by its memory unit first
 // (v100gl, v100g32) that type, and a batch variable given to the program as
-// a positional argument its batch.
-const SignatureVersion = "16"
+// a positional argument its batch; 17 a file's sized word that is no
+// family's (fin-8b of config_eng_fin_8b.yaml) giving way to the family of
+// its directories (recipes/llama-3/), an RL algorithm under -a the agent,
+// and a call in inline Python (a = torch.ones(...)) no value.
+const SignatureVersion = "17"
 
 // Option is one #SBATCH option.
 type Option struct {

@@ -111,6 +111,7 @@ func TestFamilyModel(t *testing.T) {
 		"t5x/examples/t5/t5-base/pretrain.gin":                   "t5-base",
 		"configs/llama/mistral-7b/sft.yaml":                      "mistral-7b", // a sized model over a bare family word
 		"t5x/examples/t5/t5_1_1/base.gin":                        "t5",         // a version, no size
+		"recipes/llama-3/dpo/config_helpsteer3_eng_fin_8b.yaml":  "llama-3-8b", // a file's sized word no family's
 		// A family's bare word, then another's sized model, in one name.
 		"finetune_hubert_xtralarge_linear_vicuna_7b.sh": "vicuna-7b",
 		"examples/config_smollm_qwen_1b.yaml":           "qwen-1b",
@@ -648,6 +649,14 @@ func TestNamesSitesUse(t *testing.T) {
 		"LeRobot's Hydra group": {
 			script: sh(`POLICY=diffusion`, `python lerobot/scripts/train.py policy=$POLICY env=pusht`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "diffusion", ModelFrom: "flag"},
+		},
+		"an RL algorithm under -a is the agent, not an architecture": {
+			script: sh(`python train.py -a ppo -e MicroRTS`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "ppo", ModelFrom: "path"},
+		},
+		"a tensor assigned in inline Python is no model": {
+			script: sh(`python -c "import torch; a = torch.ones(4096, 4096, dtype=torch.bfloat16, device='cuda'); print(a.sum())"`),
+			want:   Features{Launcher: "python", Program: "-", Precision: "bf16"},
 		},
 		"nor does a directory named for whose scripts it holds": {
 			script: sh(`cd ~/projects/deepmask-pytorch`, `python organized_scripts/finetune_lora_cuda_fixed.py`),
