@@ -2465,10 +2465,12 @@ func sizedOrVariant(m string) bool {
 // otherFamily reports whether the commands already name a model family
 // (a config's or program's word standing in: bart of bart_training.yaml)
 // other than m's: a comment naming another ("# For T5 instead:") is about
-// an alternative, not this job.
+// an alternative, not this job. Megatron's pretrain_gpt.py standing in
+// names no family: it trains any GPT-style decoder ("# MODEL Llama 3.2 1B").
 func otherFamily(f Features, m string) bool {
 	fam := familyOf(f.Model)
-	return f.Model != "" && fam != "" && fam != familyOf(m) && f.From["model"] != jobNameSource
+	return f.Model != "" && fam != "" && fam != familyOf(m) && f.From["model"] != jobNameSource &&
+		!(f.ModelFrom == "path" && programStem(f.Program) == "pretrain_gpt")
 }
 
 // hasVariant reports whether a model's name gives its family's variant

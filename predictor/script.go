@@ -102,7 +102,8 @@ type Script struct {
 // a positional argument its batch; 17 a file's sized word that is no
 // family's (fin-8b of config_eng_fin_8b.yaml) giving way to the family of
 // its directories (recipes/llama-3/), an RL algorithm under -a the agent,
-// and a call in inline Python (a = torch.ones(...)) no value.
+// a call in inline Python (a = torch.ones(...)) no value, and a comment
+// naming a model read over Megatron's pretrain_gpt.py standing in.
 const SignatureVersion = "17"
 
 // Option is one #SBATCH option.

@@ -650,6 +650,11 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`POLICY=diffusion`, `python lerobot/scripts/train.py policy=$POLICY env=pusht`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "diffusion", ModelFrom: "flag"},
 		},
+		"Megatron's pretrain_gpt.py names no family over a comment that names the model": {
+			script: sh(`# MODEL LLama 3.2 1B (1.23B)`, `srun python Megatron-LM/pretrain_gpt.py --micro-batch-size 1 --bf16`),
+			want: Features{Launcher: "srun", Program: "pretrain_gpt.py", Model: "llama-3.2-1b", ModelFrom: "comment", BatchSize: 1,
+				Precision: "bf16"},
+		},
 		"an RL algorithm under -a is the agent, not an architecture": {
 			script: sh(`python train.py -a ppo -e MicroRTS`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "ppo", ModelFrom: "path"},
