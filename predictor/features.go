@@ -325,6 +325,13 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 		}
 	}
 	sbatchFeatures(&f, sbatch)
+	if f.GPUType == "" && f.GPUs > 0 {
+		// Nothing Slurm reads names the type; the user's own words may.
+		if typ, from := namedGPUType(text, f.JobName); typ != "" {
+			f.GPUType = typ
+			f.note("gpu_type", from)
+		}
+	}
 	if f.BatchSize == 0 && found {
 		// MICRO_BATCH_SIZE=4 that the launch's batch is computed from
 		// (--batch-size=$((MICRO_BATCH_SIZE * NUM_GPUS)), NUM_GPUS counted
@@ -3233,6 +3240,58 @@ func sbatchFeatures(f *Features, opts []Option) {
 		f.GPUType = typ
 		f.note("gpu_type", typFrom)
 	}
+}
+
+// namedGPUType reads the GPU type the user wrote where Slurm does not read
+// it: in the comment of an #SBATCH line that speaks of GPUs ("--gres=gpu:8
+// # 8 GPUs per node (B200)"), else in the job's name (pgolf-8xA100). One
+// type, written as its name (a100, not a word such as pascal that a job's
+// name means otherwise), no shorter than three characters and with a digit
+// (not the t4 or l4 a name holds by chance), or "".
+func namedGPUType(text, jobName string) (typ, from string) {
+	one := func(names []GPUName, written string) string {
+		t := ""
+		for _, g := range names {
+			if len(g.Type) < 3 || !hasDigit(g.Type) || !strings.Contains(written, g.Type) || t != "" && g.Type != t {
+				return ""
+			}
+			t = g.Type
+		}
+		return t
+	}
+	var found []GPUName
+	comments := ""
+	line := 0
+	for rest := text; rest != ""; {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
+		line++
+		t := strings.TrimSpace(l)
+		if t != "" && !strings.HasPrefix(t, "#") {
+			break // the header ends at the first command
+		}
+		body, ok := strings.CutPrefix(t, "#SBATCH")
+		if !ok {
+			continue
+		}
+		_, comment, ok := strings.Cut(body, "#")
+		comment = strings.ToLower(comment)
+		if !ok || !strings.Contains(comment, "gpu") || strings.Contains(comment, "e.g") || strings.Contains(comment, "example") {
+			continue // ("# e.g. gpu, kempner_h100": a choice, not the job's)
+		}
+		if names := ReadGPUNames(comment); len(names) > 0 {
+			found = append(found, names...)
+			comments += comment + " "
+			from = "#SBATCH comment, line " + strconv.Itoa(line)
+		}
+	}
+	if t := one(found, comments); t != "" {
+		return t, from
+	}
+	if t := one(ReadGPUNames(jobName), strings.ToLower(jobName)); t != "" {
+		return t, jobNameSource
+	}
+	return "", ""
 }
 
 // hetComponents splits a header at its hetjob (or packjob) lines into the

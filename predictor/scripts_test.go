@@ -655,6 +655,19 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "srun", Program: "pretrain_gpt.py", Model: "llama-3.2-1b", ModelFrom: "comment", BatchSize: 1,
 				Precision: "bf16"},
 		},
+		"a GPU type in the comment of the header's GPU request": {
+			script: sh(`#SBATCH --nodes=2`, `#SBATCH --gres=gpu:8                       # 8 GPUs per node (B200)`, `torchrun --nproc_per_node 8 train.py`),
+			want:   Features{Launcher: "torchrun", Program: "train.py", GPUs: 16, GPUType: "b200"},
+		},
+		"a GPU type in the job's name": {
+			script: sh(`#SBATCH --job-name=pgolf-8xA100`, `#SBATCH --gres=gpu:4`, `python train.py`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "pgolf", ModelFrom: "path", GPUs: 4, GPUType: "a100",
+				JobName: "pgolf-8xA100"},
+		},
+		"not a comment's example, nor a job named for PASCAL VOC": {
+			script: sh(`#SBATCH --job-name=pascal`, `#SBATCH --partition=gpu     # e.g. gpu, kempner_h100`, `#SBATCH --gres=gpu:4`, `python train.py`),
+			want:   Features{Launcher: "python", Program: "train.py", GPUs: 4, JobName: "pascal", Partition: "gpu"},
+		},
 		"an RL algorithm under -a is the agent, not an architecture": {
 			script: sh(`python train.py -a ppo -e MicroRTS`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "ppo", ModelFrom: "path"},
