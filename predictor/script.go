@@ -102,7 +102,7 @@ type Script struct {
 // a positional argument its batch; 17 a file's sized word that is no
 // family's (fin-8b of config_eng_fin_8b.yaml) giving way to the family of
 // its directories (recipes/llama-3/), an RL algorithm under -a the agent,
-// a call in inline Python (a = torch.ones(...)) no value, and a comment
+// a call in inline Python (a = torch.ones(...)) no value, a comment
 // naming a model read over Megatron's pretrain_gpt.py standing in, and a
 // GPU type named in an #SBATCH line's comment or the job's name read.
 const SignatureVersion = "17"
