@@ -1220,6 +1220,21 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 			continue
 		}
+		if (nk == "amp_opt_level" || nk == "opt_level") && len(v) == 2 && (v[0] == 'O' || v[0] == 'o') && f.Precision == "" {
+			// NVIDIA apex's --opt-level O1 (MLPerf's --amp_opt_level): O1 to
+			// O3 train in mixed precision, O0 in fp32. (HF's
+			// --fp16_opt_level means nothing without --fp16.)
+			switch v[1] {
+			case '0':
+				f.Precision = "fp32"
+			case '1', '2', '3':
+				f.Precision = "amp"
+			}
+			if f.Precision != "" {
+				f.note("precision", k)
+			}
+			continue
+		}
 		if p, ok := boolPrecision[nk]; ok && hasV && !valuePrecision[nk] && precisionValue(v) != "" && !isBoolWord(v) {
 			// --amp bf16: the switch names its dtype.
 			f.Precision = precisionValue(v)

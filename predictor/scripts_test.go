@@ -668,6 +668,14 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --job-name=pascal`, `#SBATCH --partition=gpu     # e.g. gpu, kempner_h100`, `#SBATCH --gres=gpu:4`, `python train.py`),
 			want:   Features{Launcher: "python", Program: "train.py", GPUs: 4, JobName: "pascal", Partition: "gpu"},
 		},
+		"apex's opt level": {
+			script: sh(`srun python train.py --amp_opt_level O1 --local_batch_size 2`),
+			want:   Features{Launcher: "srun", Program: "train.py", Precision: "amp", BatchSize: 2},
+		},
+		"HF's fp16 opt level without --fp16 says nothing": {
+			script: sh(`python run_glue.py --model_name_or_path bert-base-uncased --fp16_opt_level O1`),
+			want:   Features{Launcher: "python", Program: "run_glue.py", Model: "bert-base-uncased", ModelFrom: "flag"},
+		},
 		"an RL algorithm under -a is the agent, not an architecture": {
 			script: sh(`python train.py -a ppo -e MicroRTS`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "ppo", ModelFrom: "path"},
