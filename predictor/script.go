@@ -97,9 +97,8 @@ type Script struct {
 // (..._hubert_..._vicuna_7b.sh) read as the sized one, a directory
 // named for whose scripts it holds (organized_scripts) no project, and
 // LeRobot's policy (--policy.type=act, --policy.path=..., policy=act) the
-// model, a GPU type followed by two letters or by its memory unit first
-// (v100gl, v100g32) that type, and a batch variable given to the program as
-// a positional argument its batch; 17 a file's sized word that is no
+// model, and a GPU type followed by two letters or by its memory unit
+// first (v100gl, v100g32) that type; 17 a file's sized word that is no
 // family's (fin-8b of config_eng_fin_8b.yaml) giving way to the family of
 // its directories (recipes/llama-3/), an RL algorithm under -a the agent,
 // a call in inline Python (a = torch.ones(...)) no value, a comment
