@@ -84,17 +84,27 @@ func ParsePoke(line string) (Poke, error) {
 func SendPoke(ctx context.Context, socket string, p Poke, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", socket)
+	c, err := dialAgent(ctx, socket)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	_, err = io.WriteString(c, p.String()+"\n")
+	return err
+}
+
+// dialAgent connects to the agent's socket, ctx's deadline the
+// connection's.
+func dialAgent(ctx context.Context, socket string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return nil, err
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}
-	_, err = io.WriteString(c, p.String()+"\n")
-	return err
+	return c, nil
 }
 
 // ErrNoRound is wrapped by AskRound when the agent closed the connection
@@ -107,15 +117,11 @@ var ErrNoRound = errors.New("agent gave no answer to a round poke")
 func AskRound(ctx context.Context, socket string, jobID uint64, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", socket)
+	c, err := dialAgent(ctx, socket)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
-	}
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) }) // a cancelled ctx ends the wait too
 	defer stop()
 	if _, err := io.WriteString(c, Poke{Kind: PokeRound, JobID: jobID}.String()+"\n"); err != nil {
