@@ -198,3 +198,39 @@ func TestAccountingOff(t *testing.T) {
 		}
 	})
 }
+
+// TestAccountingLifetimes: Sample gives each process read its lifetime from
+// NVML accounting's start time and, once it has ended, its running time
+// (ms); a running process has no end.
+func TestAccountingLifetimes(t *testing.T) {
+	g := &loadOf{}
+	lib := fakegpu.New(g.load)
+	dev := lib.Devices[0].(*dgxa100.Device)
+	inner := dev.GetAccountingStatsFunc
+	dev.GetAccountingStatsFunc = func(pid uint32) (nvml.AccountingStats, nvml.Return) {
+		st, r := inner(pid)
+		st.StartTime = uint64(pid) * 1e6
+		if st.IsRunning == 0 {
+			st.Time = 3000
+		}
+		return st, r
+	}
+	s, err := telemetry.Open(lib, telemetry.WithAccounting(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g.set(fakegpu.Load{Procs: []fakegpu.Proc{{PID: 7, UsedMiB: 1000}, {PID: 8, UsedMiB: 500}}})
+	if _, err := s.Sample(); err != nil {
+		t.Fatal(err)
+	}
+	g.set(fakegpu.Load{Procs: []fakegpu.Proc{{PID: 7, UsedMiB: 1000}, {PID: 8, Gone: true}}})
+	rs, err := s.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint32]telemetry.Lifetime{7: {StartUs: 7e6}, 8: {StartUs: 8e6, EndUs: 8e6 + 3000*1000}}
+	if d := cmp.Diff(want, rs[0].ProcLife); d != "" {
+		t.Errorf("lifetimes (-want +got):\n%s", d)
+	}
+}

@@ -71,6 +71,19 @@ type Reading struct {
 	Accounting  bool
 	ProcPeakMiB map[uint32]float64
 	EndedPIDs   []uint32
+	// ProcLife is each process's lifetime as accounting read it, for the
+	// processes ProcPeakMiB could hold: two processes whose lifetimes do
+	// not overlap never held their maxima at the same instant.
+	ProcLife map[uint32]Lifetime
+}
+
+// Lifetime is when a process held a GPU context, in µs of the CPU clock as
+// NVML accounting gives it: EndUs is 0 while it runs.
+type Lifetime struct{ StartUs, EndUs uint64 }
+
+// overlaps reports whether l was alive when o started.
+func (l Lifetime) overlaps(o Lifetime) bool {
+	return l.StartUs <= o.StartUs && (l.EndUs == 0 || l.EndUs > o.StartUs)
 }
 
 // Sampler reads every GPU of the node.
@@ -271,7 +284,7 @@ func (s *Sampler) Sample() ([]Reading, error) {
 			}
 		}
 		if d.acct && rd.ProcsKnown {
-			rd.ProcPeakMiB, rd.EndedPIDs = d.peaks(rd.Procs)
+			rd.ProcPeakMiB, rd.EndedPIDs, rd.ProcLife = d.peaks(rd.Procs)
 			rd.Accounting = d.acct // off when the device answered NOT_SUPPORTED just now
 		}
 		if !d.noProcUtil {
@@ -314,11 +327,17 @@ func (d *device) procUtil() (map[uint32]float64, bool) {
 // that rose since the previous call (or are read for the first time), and
 // the gone processes read. A device that answers NOT_SUPPORTED (its
 // accounting was turned off meanwhile) is not asked again.
-func (d *device) peaks(running []Proc) (map[uint32]float64, []uint32) {
+func (d *device) peaks(running []Proc) (map[uint32]float64, []uint32, map[uint32]Lifetime) {
+	lives := map[uint32]Lifetime{}
 	read := func(pid uint32) (float64, bool) {
 		st, r := ask(func() (nvml.AccountingStats, nvml.Return) { return d.h.GetAccountingStats(pid) })
 		switch r {
 		case nvml.SUCCESS:
+			l := Lifetime{StartUs: st.StartTime}
+			if st.IsRunning == 0 && st.Time > 0 {
+				l.EndUs = st.StartTime + st.Time*1000 // Time: ms, once the process has ended
+			}
+			lives[pid] = l
 			return float64(st.MaxMemoryUsage) / mib, true
 		case nvml.ERROR_NOT_SUPPORTED:
 			d.acct, d.acctMax = false, nil
@@ -331,7 +350,7 @@ func (d *device) peaks(running []Proc) (map[uint32]float64, []uint32) {
 		last, seen := d.acctMax[p.PID]
 		m, ok := read(p.PID)
 		if !d.acct {
-			return nil, nil
+			return nil, nil, nil
 		}
 		now[p.PID] = last
 		if ok {
@@ -348,7 +367,7 @@ func (d *device) peaks(running []Proc) (map[uint32]float64, []uint32) {
 		}
 		m, ok := read(pid)
 		if !d.acct {
-			return nil, nil
+			return nil, nil, nil
 		}
 		if !ok {
 			continue
@@ -360,7 +379,7 @@ func (d *device) peaks(running []Proc) (map[uint32]float64, []uint32) {
 	}
 	d.acctMax = now
 	slices.Sort(ended)
-	return peaks, ended
+	return peaks, ended, lives
 }
 
 func errorString(lib nvml.Interface, r nvml.Return) (s string) {
@@ -381,11 +400,11 @@ type JobSample struct {
 	// held at one instant since the previous sample: MemMiB, or more where
 	// the reading had NVML accounting and a process's maximum rose since
 	// (an allocation between two samples, or the last instants of a process
-	// that has ended since). It adds the job's processes' figures, so with
-	// several processes of one job on one GPU, whose maxima need not have
-	// come at the same instant (one that ended and one that started since
-	// the previous sample, say), it is an upper bound, capped at the GPU's
-	// memory.
+	// that has ended since). With several processes of one job on one GPU
+	// it adds the figures of those alive together (a process that ended
+	// before the next one started is not added to it, by their accounting
+	// lifetimes); their maxima need not have come at the same instant, so
+	// it is then an upper bound, capped at the GPU's memory.
 	PeakMiB float64
 	SMUtil  float64
 	MemUtil float64
@@ -409,8 +428,9 @@ type JobSample struct {
 // utilisation stays the GPU's, and power is split evenly between the jobs.
 // Where the reading has accounting peaks, a job's peak adds each of its
 // processes' (a running process without one counts at its memory now) and
-// those of its processes that have ended since the previous reading:
-// jobOf must still know those, which /proc no longer does.
+// those of its processes that have ended since the previous reading, of
+// the processes alive together (mostAtOnce): jobOf must still know the
+// ended ones, which /proc no longer does.
 func Attribute(readings []Reading, jobs map[uint64][]int, jobOf func(pid uint32) (uint64, bool)) []JobSample {
 	byGPU := map[int][]uint64{}
 	for job, gpus := range jobs {
@@ -422,23 +442,30 @@ func Attribute(readings []Reading, jobs map[uint64][]int, jobOf func(pid uint32)
 	for _, rd := range readings {
 		holders := byGPU[rd.Index]
 		mem, peak := map[uint64]float64{}, map[uint64]float64{}
+		held := map[uint64][]heldMem{}
 		if rd.ProcsKnown {
 			for _, p := range rd.Procs {
 				if job, ok := jobOf(p.PID); ok {
 					mem[job] += p.UsedMiB
+					h := heldMem{mib: p.UsedMiB}
 					if m, ok := rd.ProcPeakMiB[p.PID]; ok {
-						peak[job] += m
-					} else {
-						peak[job] += p.UsedMiB
+						h.mib = m
 					}
+					h.life, h.known = rd.ProcLife[p.PID]
+					held[job] = append(held[job], h)
 				}
 			}
 			for _, pid := range rd.EndedPIDs {
 				if m, ok := rd.ProcPeakMiB[pid]; ok {
 					if job, ok := jobOf(pid); ok {
-						peak[job] += m
+						h := heldMem{mib: m}
+						h.life, h.known = rd.ProcLife[pid]
+						held[job] = append(held[job], h)
 					}
 				}
+			}
+			for job, hs := range held {
+				peak[job] = mostAtOnce(hs)
 			}
 			// A job using a GPU Slurm did not give it (rare: a shard, or
 			// CUDA_VISIBLE_DEVICES overridden) is still charged for it.
@@ -475,6 +502,46 @@ func Attribute(readings []Reading, jobs map[uint64][]int, jobOf func(pid uint32)
 		}
 	}
 	return out
+}
+
+// heldMem is what one process of a job held at most since the previous
+// reading (its accounting maximum where it rose, else its memory now), and
+// its lifetime where accounting gave it.
+type heldMem struct {
+	mib   float64
+	life  Lifetime
+	known bool
+}
+
+// mostAtOnce is the most a job's processes can have held at one instant:
+// the most of the sums of the processes alive when each of them started,
+// where every lifetime is known, else the sum of all of them (an upper
+// bound: their maxima need not have come together).
+func mostAtOnce(hs []heldMem) float64 {
+	for _, h := range hs {
+		if !h.known {
+			return sumHeld(hs)
+		}
+	}
+	most := 0.0
+	for _, at := range hs {
+		sum := 0.0
+		for _, h := range hs {
+			if h.life.overlaps(at.life) {
+				sum += h.mib
+			}
+		}
+		most = max(most, sum)
+	}
+	return most
+}
+
+func sumHeld(hs []heldMem) float64 {
+	sum := 0.0
+	for _, h := range hs {
+		sum += h.mib
+	}
+	return sum
 }
 
 // jobSMUtil sums each job's processes' SM utilisation, capped at 100 like

@@ -225,6 +225,27 @@ func TestAttribute(t *testing.T) {
 			jobs: map[uint64][]int{1: {0}},
 			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 100, PeakMiB: 40960, Attribution: "process"}},
 		},
+		"accounting: a process that ended before the next one started never held its maximum beside it": {
+			readings: []telemetry.Reading{{Index: 0, MemTotalMiB: 81920, ProcsKnown: true, Accounting: true,
+				Procs: []telemetry.Proc{{12, 100}}, EndedPIDs: []uint32{11}, ProcPeakMiB: map[uint32]float64{11: 30000, 12: 20000},
+				ProcLife: map[uint32]telemetry.Lifetime{11: {StartUs: 1e6, EndUs: 5e6}, 12: {StartUs: 6e6}}}},
+			jobs: map[uint64][]int{1: {0}},
+			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 100, PeakMiB: 30000, Attribution: "process"}},
+		},
+		"accounting: lifetimes that overlap add up": {
+			readings: []telemetry.Reading{{Index: 0, MemTotalMiB: 81920, ProcsKnown: true, Accounting: true,
+				Procs: []telemetry.Proc{{12, 100}}, EndedPIDs: []uint32{11}, ProcPeakMiB: map[uint32]float64{11: 30000, 12: 20000},
+				ProcLife: map[uint32]telemetry.Lifetime{11: {StartUs: 1e6, EndUs: 7e6}, 12: {StartUs: 6e6}}}},
+			jobs: map[uint64][]int{1: {0}},
+			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 100, PeakMiB: 50000, Attribution: "process"}},
+		},
+		"accounting: a lifetime unknown, the maxima add up": {
+			readings: []telemetry.Reading{{Index: 0, MemTotalMiB: 81920, ProcsKnown: true, Accounting: true,
+				Procs: []telemetry.Proc{{12, 100}}, EndedPIDs: []uint32{11}, ProcPeakMiB: map[uint32]float64{11: 30000, 12: 20000},
+				ProcLife: map[uint32]telemetry.Lifetime{11: {StartUs: 1e6, EndUs: 5e6}}}},
+			jobs: map[uint64][]int{1: {0}},
+			want: []telemetry.JobSample{{JobID: 1, GPU: 0, MemMiB: 100, PeakMiB: 50000, Attribution: "process"}},
+		},
 		"idle GPU, no job": {
 			readings: []telemetry.Reading{{Index: 7, MemUsedMiB: 1, ProcsKnown: true}},
 			jobs:     map[uint64][]int{},
