@@ -515,33 +515,21 @@ type heldMem struct {
 
 // mostAtOnce is the most a job's processes can have held at one instant:
 // the most of the sums of the processes alive when each of them started,
-// where every lifetime is known, else the sum of all of them (an upper
-// bound: their maxima need not have come together).
+// a process of unknown lifetime counted as alive with all the others (so
+// that with one, it is the sum of all: an upper bound, since their maxima
+// need not have come together).
 func mostAtOnce(hs []heldMem) float64 {
-	for _, h := range hs {
-		if !h.known {
-			return sumHeld(hs)
-		}
-	}
 	most := 0.0
 	for _, at := range hs {
 		sum := 0.0
 		for _, h := range hs {
-			if h.life.overlaps(at.life) {
+			if !at.known || !h.known || h.life.overlaps(at.life) {
 				sum += h.mib
 			}
 		}
 		most = max(most, sum)
 	}
 	return most
-}
-
-func sumHeld(hs []heldMem) float64 {
-	sum := 0.0
-	for _, h := range hs {
-		sum += h.mib
-	}
-	return sum
 }
 
 // jobSMUtil sums each job's processes' SM utilisation, capped at 100 like
