@@ -3277,9 +3277,7 @@ func namedGPUType(text, jobName string) (typ, from string) {
 	var found []GPUName
 	comments := ""
 	line := 0
-	for rest := text; rest != ""; {
-		var l string
-		l, rest, _ = strings.Cut(rest, "\n")
+	for l := range scriptLines(text) {
 		line++
 		t := strings.TrimSpace(l)
 		if t != "" && !strings.HasPrefix(t, "#") {
