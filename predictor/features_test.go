@@ -8,32 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// sharedData returns the path of a file under ../shared/data beside the
-// repository root, or skips the test when shared/ is absent.
-func sharedData(t testing.TB, parts ...string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(append([]string{dir, "..", "shared", "data"}, parts...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared data %s absent (%v): tests on real data skipped", p, err)
-	}
-	return p
-}
+	"github.com/augur-hpc/augur/internal/shareddata"
+)
 
 // script builds a batch script from #SBATCH options and command lines.
 type scriptBuilder struct{ lines []string }
@@ -121,7 +98,7 @@ var gavelJobType = regexp.MustCompile(`^(.*?)(?: \(batch size (\d+)\))?$`)
 // lines of a job type and differ between job types, and the batch size must
 // equal the job type's (or be absent when it names none).
 func TestGavelCommands(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sharedData(t, "traces", "gavel"), "*.trace"))
+	files, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "traces", "gavel"), "*.trace"))
 	if len(files) == 0 {
 		t.Skip("no gavel traces")
 	}

@@ -7,12 +7,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/augur-hpc/augur/internal/shareddata"
 )
 
 // TestPriorMatchesSource: the embedded prior is what `make prior` writes
 // from timm's benchmark, byte for byte.
 func TestPriorMatchesSource(t *testing.T) {
-	src, err := os.ReadFile(sharedData(t, "memory", "timm-train-throughput-rtx3090.csv"))
+	src, err := os.ReadFile(shareddata.Path(t, "memory", "timm-train-throughput-rtx3090.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,10 @@ package eval
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/augur-hpc/augur/internal/shareddata"
 
 	"github.com/augur-hpc/augur/predictor"
 	"github.com/augur-hpc/augur/predictor/forest"
@@ -13,36 +14,11 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// sharedData returns the path of a file under ../shared/data beside the
-// repository root, or skips the test when shared/ is absent.
-func sharedData(t testing.TB, parts ...string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(append([]string{dir, "..", "shared", "data"}, parts...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared data %s absent (%v): tests on real data skipped", p, err)
-	}
-	return p
-}
-
 // sharedPeaks reads the real measurements of ../shared/data (skipping
 // without them) and drops their out-of-memory artefacts.
 func sharedPeaks(t *testing.T) (kept, dropped []Row) {
 	t.Helper()
-	fh, err := os.Open(sharedData(t, "memory", "timm-peak-memory.csv"))
+	fh, err := os.Open(shareddata.Path(t, "memory", "timm-peak-memory.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +36,7 @@ func TestTimmPeakMemory(t *testing.T) {
 	// --json prints the full figures.
 	opt := Options{CardMiB: 40960, Train: predictor.TrainConfig{Forest: forest.Config{Trees: 15, Seed: 1}}}
 	if os.Getenv("CATALOG") != "" {
-		cf, _ := os.Open(sharedData(t, "memory", "timm-train-throughput-rtx3090.csv"))
+		cf, _ := os.Open(shareddata.Path(t, "memory", "timm-train-throughput-rtx3090.csv"))
 		var err error
 		if opt.Catalog, err = ReadTimmCatalog(cf); err != nil {
 			t.Fatal(err)

@@ -7,13 +7,12 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/augur-hpc/augur/internal/shareddata"
 )
 
 // replayRow is one line of the Alibaba GenAI pod GPU memory trace.
@@ -23,19 +22,11 @@ type replayRow struct {
 	pod string
 }
 
-func repoRoot(t testing.TB) string {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
-	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
-}
-
 func readReplay(t testing.TB) []replayRow {
-	path := filepath.Join(repoRoot(t), "..", "shared", "data", "telemetry", "alibaba-genai-pod-gpu-memory.csv.gz")
-	f, err := os.Open(path)
+	// The Alibaba GenAI trace is read where it lies, never copied in.
+	f, err := os.Open(shareddata.Path(t, "telemetry", "alibaba-genai-pod-gpu-memory.csv.gz"))
 	if err != nil {
-		t.Skipf("replay data absent (%v): the Alibaba GenAI trace is read from ../shared/data/telemetry beside the repository, never copied into it", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	gz, err := gzip.NewReader(f)

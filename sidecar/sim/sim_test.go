@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/augur-hpc/augur/internal/shareddata"
+
 	"github.com/augur-hpc/augur/predictor"
 	"github.com/augur-hpc/augur/sidecar/policy"
 	"github.com/google/go-cmp/cmp"
@@ -213,9 +215,9 @@ func (r recordingPredictor) Predict(j predictor.Job, h []predictor.Outcome) pred
 // TestMemoryEstimate reports the analytic estimate's error against measured
 // peaks (evaluation only; the data stays in shared/).
 func TestMemoryEstimate(t *testing.T) {
-	f, err := os.Open("../../../shared/data/memory/timm-peak-memory.csv")
+	f, err := os.Open(shareddata.Path(t, "memory", "timm-peak-memory.csv"))
 	if err != nil {
-		t.Skipf("shared data absent: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)

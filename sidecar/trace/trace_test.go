@@ -3,8 +3,11 @@ package trace
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/augur-hpc/augur/internal/shareddata"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -90,7 +93,7 @@ func TestThroughputs(t *testing.T) {
 
 // TestSharedTraces parses the real traces when ../shared/data is present.
 func TestSharedTraces(t *testing.T) {
-	const dir = "../../../shared/data/traces/"
+	dir := shareddata.Path(t, "traces")
 	for _, c := range []struct {
 		format, path string
 		min          int
@@ -99,9 +102,9 @@ func TestSharedTraces(t *testing.T) {
 		{"gavel", "gavel/6214e9.trace", 2000},
 		{"tiresias", "tiresias/60_job.csv", 60},
 	} {
-		f, err := os.Open(dir + c.path)
+		f, err := os.Open(filepath.Join(dir, c.path))
 		if err != nil {
-			t.Skipf("shared traces absent: %v", err)
+			t.Fatal(err)
 		}
 		jobs, err := Parse(c.format, f)
 		f.Close()

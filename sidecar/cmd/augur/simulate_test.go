@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/augur-hpc/augur/internal/shareddata"
 )
 
 func TestSimulate(t *testing.T) {
@@ -82,10 +84,10 @@ func TestParseTypes(t *testing.T) {
 // and prediction error): type-aware must be faster, and never place a job
 // where it runs out of memory.
 func TestSimulateGavelTypes(t *testing.T) {
-	const dir = "../../../../shared/data/traces/gavel"
+	dir := shareddata.Path(t, "traces", "gavel")
 	src, err := os.ReadFile(filepath.Join(dir, "6214e9.trace"))
 	if err != nil {
-		t.Skipf("shared data absent: %v", err)
+		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(string(src), "\n")
 	tr := filepath.Join(t.TempDir(), "slice.trace")
