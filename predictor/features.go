@@ -1865,6 +1865,9 @@ func validModel(m string) bool {
 	if words := strings.FieldsFunc(m, func(r rune) bool { return r == '_' || r == '-' }); len(words) > 1 &&
 		!slices.ContainsFunc(words, func(w string) bool { return !variantWords[w] && !modelWords[w] }) {
 		return false // model_small, base_model: a size of no named model
+	} else if len(words) > 1 && slices.Contains(words, "model") && slices.ContainsFunc(words, func(w string) bool { return runStateWords[w] }) &&
+		!slices.ContainsFunc(words, familyWord) {
+		return false // tiktok_ft_model, original_trained_model: a run's weights, described, of no named model
 	}
 	// A checkpoint directory's own name says nothing: .../checkpoint-500,
 	// out/final, checkpoints/best (a directory word is no hub org).
@@ -1901,6 +1904,11 @@ func validModel(m string) bool {
 // runWeightsWords start the names a run gives its own weights (final,
 // best_model, last.ckpt).
 var runWeightsWords = []string{"final", "best", "last", "latest"}
+
+// runStateWords say what a run did to its weights: original_trained_model,
+// model_best, grpo_working_params_model.
+var runStateWords = set("trained", "finetuned", "tuned", "ft", "best", "final", "last", "latest", "saved", "original",
+	"working", "params", "output", "new", "old", "tmp", "temp")
 
 // modelWords say "a model" without naming one.
 var modelWords = set("model", "models", "net", "network", "arch", "default")

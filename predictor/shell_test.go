@@ -562,6 +562,14 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "srun", Program: "training.py", Model: "openfold2", ModelFrom: "path", Precision: "bf16",
 				JobName: "OpenFold2Train"},
 		},
+		"a run's weights, described, are no model": {
+			script: sh(`python train.py --pretrained_model tiktok_ft_model --batch_size 8`),
+			want:   Features{Launcher: "python", Program: "train.py", BatchSize: 8},
+		},
+		"a family's weights, described, name it": {
+			script: sh(`python train.py --model llama_finetuned_model --batch_size 8`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "llama_finetuned_model", ModelFrom: "flag", BatchSize: 8},
+		},
 		"a directory under models/ names the model": {
 			script: sh(`#SBATCH -J kol`, `cd src/models/CGKN/KMG`, `python kol_trainer.py`),
 			want:   Features{Launcher: "python", Program: "kol_trainer.py", Model: "cgkn", ModelFrom: "path", JobName: "kol"},
