@@ -1315,7 +1315,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 				// weights file named for its model.
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
-			} else if m := normModel(v); validModel(m) && !(f.ModelFrom == "flag" && hubID(f.Model) && !hubID(m) && !hasSize(m)) {
+			} else if m := normModel(v); validModel(m) && !(f.ModelFrom == "flag" && hubID(f.Model) && !hubID(m) && !hasSize(m)) &&
+				!(f.ModelFrom == "flag" && weightsExt(v) != "") {
+				// (--model ViT-B-16 --pretrained .../student_warm_start.pt:
+				// a weights file named for its run leaves the model named.)
 				// (--model facebook/bart-large --model_name bart_cnndm_2_half:
 				// the hub's model, not the run's name for it.)
 				if fm := familyModel(m); !strings.HasPrefix(a, "-") && !strings.ContainsAny(m, "/.-") && namesAModel(fm) &&

@@ -566,6 +566,11 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python train.py --pretrained_model tiktok_ft_model --batch_size 8`),
 			want:   Features{Launcher: "python", Program: "train.py", BatchSize: 8},
 		},
+		"a run's weights file leaves the model a flag named": {
+			script: sh(`torchrun --nproc_per_node 4 -m src.training.main --model ViT-B-16 --pretrained /scratch/distill/student_warm_start.pt --batch-size 256`),
+			want: Features{Launcher: "torchrun", Program: "src.training.main", Model: "vit-b-16", ModelFrom: "flag", BatchSize: 256,
+				GPUs: 4},
+		},
 		"a family's weights, described, name it": {
 			script: sh(`python train.py --model llama_finetuned_model --batch_size 8`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "llama_finetuned_model", ModelFrom: "flag", BatchSize: 8},
