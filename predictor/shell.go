@@ -747,7 +747,7 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 	for _, rd := range redirs {
 		if (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil {
 			if prog, ok := shellProgram(words); ok {
-				r.readText(r.hdoc(rd.Hdoc), words[:prog])
+				r.readText(r.hdoc(rd), words[:prog])
 				return
 			}
 		}
@@ -755,7 +755,7 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 	if py, ok := inlinePython(words, func() (string, bool) {
 		for _, rd := range redirs {
 			if (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil {
-				return r.hdoc(rd.Hdoc), true
+				return r.hdoc(rd), true
 			}
 		}
 		return "", false
@@ -841,12 +841,14 @@ const (
 // writeFile records "cat > run.sh <<EOF ... EOF" (or tee run.sh), so that a
 // later "bash run.sh" or "source run.sh" reads what the script wrote.
 func (r *shellReader) writeFile(c *syntax.CallExpr, redirs []*syntax.Redirect) {
-	var body *syntax.Word
+	var body *syntax.Redirect
 	name := ""
 	for _, rd := range redirs {
 		switch rd.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
-			body = rd.Hdoc
+			if rd.Hdoc != nil {
+				body = rd
+			}
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob:
 			name = r.word(rd.Word)
 		}
@@ -908,7 +910,7 @@ func (r *shellReader) stdin(redirs []*syntax.Redirect) (text string, bodyLine ui
 	for i := len(redirs) - 1; i >= 0; i-- {
 		switch rd := redirs[i]; {
 		case (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil:
-			return r.hdoc(rd.Hdoc), rd.Hdoc.Pos().Line(), true
+			return r.hdoc(rd), rd.Hdoc.Pos().Line(), true
 		case rd.Op == syntax.WordHdoc && rd.Word != nil:
 			return r.word(rd.Word), 0, true
 		}
@@ -929,11 +931,58 @@ func (r *shellReader) runFile(body string, prefix, args []string, child bool) {
 	r.args = saved
 }
 
-// hdoc expands a heredoc's body to text.
-func (r *shellReader) hdoc(w *syntax.Word) string {
+// hdoc expands a heredoc's body to text as bash does: after a quoted
+// delimiter (<<'EOF') as it is written; after a bare one (<<EOF) with its
+// expansions done and the backslashes that kept a $, ` or \ from them gone
+// (sbatch <<EOF ... echo \$SLURM_JOB_ID: the job's own variable).
+func (r *shellReader) hdoc(rd *syntax.Redirect) string {
 	var b strings.Builder
-	r.parts(w.Parts, &b, true)
+	if quotedDelim(rd.Word) {
+		for _, p := range rd.Hdoc.Parts {
+			if l, ok := p.(*syntax.Lit); ok {
+				b.WriteString(l.Value)
+			}
+		}
+	} else {
+		r.parts(rd.Hdoc.Parts, &b, true)
+	}
 	return capWord(b.String())
+}
+
+// quotedDelim reports whether a heredoc's delimiter is quoted ('EOF',
+// "EOF", \EOF), which leaves its body unexpanded.
+func quotedDelim(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, "\\") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unescapeHdoc removes the backslashes an unquoted heredoc's body drops:
+// those before $, ` and \ (a backslash and newline, kept, still joins the
+// lines when the text is read as code).
+func unescapeHdoc(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\\", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 func (r *shellReader) callFunc(body *syntax.Stmt, args []string) {
@@ -1138,11 +1187,11 @@ func (r *shellReader) parts(ps []syntax.WordPart, b *strings.Builder, hdoc bool)
 		}
 		switch p := p.(type) {
 		case *syntax.Lit:
-			v := p.Value
-			if !hdoc {
-				v = unescape(v)
+			if hdoc {
+				b.WriteString(unescapeHdoc(p.Value))
+			} else {
+				b.WriteString(unescape(p.Value))
 			}
-			b.WriteString(v)
 		case *syntax.SglQuoted:
 			b.WriteString(p.Value)
 		case *syntax.DblQuoted:

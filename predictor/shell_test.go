@@ -973,3 +973,33 @@ func TestLeadingCommentsKeepLines(t *testing.T) {
 		t.Errorf("a script of one comment read as %q", b)
 	}
 }
+
+// TestHeredocEscapes: a bare heredoc's body loses the backslashes that kept
+// its $ from expansion, as bash writes it; a quoted one's is kept as it is.
+func TestHeredocEscapes(t *testing.T) {
+	cases := map[string]struct {
+		script string
+		want   Features
+	}{
+		"a bare delimiter: \\$ is the job's own variable": {
+			script: sh(`BS=32`, `cat > job.sh <<EOF`, `python train.py --model \${MODEL:-resnet50} --batch_size $BS`, `EOF`, `bash job.sh`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet50", ModelFrom: "flag", BatchSize: 32},
+		},
+		"a quoted delimiter: nothing expanded, nothing dropped": {
+			// job.sh holds \${MODEL:-resnet50}, a word bash does not expand,
+			// and $BS, which it expands when job.sh runs.
+			script: sh(`BS=32`, `cat > job.sh <<'EOF'`, `python train.py --model \${MODEL:-resnet50} --batch_size $BS`, `EOF`, `bash job.sh`),
+			want:   Features{Launcher: "python", Program: "train.py", BatchSize: 32, Unknown: []string{"model"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmpDiff(tc.want, ParseScript(tc.script).Features); diff != "" {
+				t.Errorf("features (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := unescapeHdoc(`a \$X \\ \` + "`" + ` \n \` + "\n"); got != "a $X \\ ` \\n \\\n" {
+		t.Errorf("unescapeHdoc = %q", got)
+	}
+}
