@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/augur-hpc/augur/predictor/progenv"
 )
 
 // Features are what a job's batch script says about the work it launches,
@@ -274,7 +276,7 @@ const MaxFeatureLine = 1 << 16
 // already parsed, then every command the script runs, read as bash would
 // run it (see shellReader). A script bash cannot parse is read line by line,
 // so a half-broken script still yields the commands that parse.
-func scriptFeatures(text string, sbatch []Option, args []string) (Features, *submission) {
+func scriptFeatures(text string, sbatch []Option, args, env []string) (Features, *submission) {
 	var f Features
 	found := false
 	spread := false // the main launch runs on every node, its count per node
@@ -305,6 +307,19 @@ func scriptFeatures(text string, sbatch []Option, args []string) (Features, *sub
 		}
 	})
 	r.args = slices.Clone(args) // the script's $1 ...; nil: not known, empty: none
+	for _, e := range env[:min(len(env), MaxScriptEnv)] {
+		// What the submission exports to the job: MODEL=llama-2-7b sbatch train.sh.
+		name, val, ok := strings.Cut(e, "=")
+		if !isIdent(name) || strings.HasPrefix(name, "SLURM_") {
+			continue
+		}
+		v := shVar{vals: []string{val}}
+		if !ok {
+			v = shVar{unknown: true} // set, its value withheld
+		}
+		r.setVar(name, v)
+		r.exported[name] = true
+	}
 	for k, v := range jobEnv(sbatch) {
 		// What Slurm exports to the job from its header: NGPUS=$((SLURM_NNODES * 8)).
 		// (Known for expansion; no command reads features from them.)
@@ -1744,14 +1759,13 @@ func envFeatures(f *Features, env map[string]string) {
 		return ""
 	}
 	if f.Model == "" {
-		if m := normModel(get("MODEL_NAME", "MODEL", "MODEL_NAME_OR_PATH", "MODEL_PATH", "BASE_MODEL", "HF_MODEL")); validModel(m) && !isNumber(m) {
+		if m := normModel(get(progenv.Model...)); validModel(m) && !isNumber(m) {
 			f.Model, f.ModelFrom = m, "env"
 			f.note("model", key)
 		}
 	}
 	if f.BatchSize == 0 {
-		if n, err := strconv.ParseFloat(get("MICRO_BATCH_SIZE", "BATCH_SIZE", "PER_DEVICE_BATCH_SIZE", "LOCAL_BATCH_SIZE",
-			"BATCH_SIZE_PER_GPU", "PER_GPU_BATCH_SIZE", "MBS", "BS"), 64); err == nil && n > 0 && n < 1e9 {
+		if n, err := strconv.ParseFloat(get(progenv.Batch...), 64); err == nil && n > 0 && n < 1e9 {
 			f.BatchSize, f.BatchKey = n, normFlag(strings.TrimPrefix(key, "$"))
 			f.note("batch_size", key)
 		} else if name, n := prefixedBatch(env); n > 0 {
@@ -1760,15 +1774,15 @@ func envFeatures(f *Features, env map[string]string) {
 		}
 	}
 	if f.GlobalBatchSize == 0 {
-		if n, err := strconv.ParseFloat(get("GLOBAL_BATCH_SIZE", "GBS"), 64); err == nil && n > 0 && n < 1e12 {
+		if n, err := strconv.ParseFloat(get(progenv.GlobalBatch...), 64); err == nil && n > 0 && n < 1e12 {
 			f.GlobalBatchSize = n
 			f.note("global_batch_size", key)
 		}
 	}
 	if f.Precision == "" {
-		if f.Precision = precisionValue(get("PRECISION", "MIXED_PRECISION", "DTYPE")); f.Precision != "" {
+		if f.Precision = precisionValue(get(progenv.Precision...)); f.Precision != "" {
 			f.note("precision", key)
-		} else if truthy(get("TF_ENABLE_AUTO_MIXED_PRECISION", "TF_AUTO_MIXED_PRECISION")) {
+		} else if truthy(get(progenv.AMP...)) {
 			f.Precision = "amp"
 			f.note("precision", key)
 		}

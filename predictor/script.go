@@ -140,12 +140,29 @@ func ParseScript(text string) Script {
 // the options sbatch is given over its header; the signature stays the
 // script's own, so that a submitter's runs never mix with its job's.
 func ParseScriptArgs(text string, args []string) Script {
-	return parseScript(text, args, nil, true)
+	return parseScript(text, args, nil, nil, true)
 }
 
-// parseScript is ParseScriptArgs, with options given over the header (from
+// ParseScriptEnv is ParseScriptArgs for a script submitted with the
+// environment given: the "NAME=value" entries of the variables sbatch
+// exports to the job (job_desc's environment, as the job_submit shim
+// forwards it), which the script and the programs it runs then read, as
+// in MODEL=llama-2-7b sbatch train.sh. An entry "NAME" alone is a
+// variable set to a value not sent (a secret's), read as unknown; Slurm's
+// own (SLURM_*) are Slurm's to set at launch and are passed over. Only the
+// first MaxScriptEnv entries are read. A nil env is none known: the
+// variables the script does not set are unset, as ParseScriptArgs reads
+// them.
+func ParseScriptEnv(text string, args, env []string) Script {
+	return parseScript(text, args, env, nil, true)
+}
+
+// MaxScriptEnv bounds the environment entries a script is read with.
+const MaxScriptEnv = 256
+
+// parseScript is ParseScriptEnv, with options given over the header (from
 // sbatch's command line) and whether a submitted job may be followed.
-func parseScript(text string, args []string, over []Option, follow bool) Script {
+func parseScript(text string, args, env []string, over []Option, follow bool) Script {
 	var s Script
 	orig := text
 	h := sha256.New()
@@ -175,9 +192,11 @@ func parseScript(text string, args []string, over []Option, follow bool) Script 
 	own := len(s.Sbatch) > 0
 	s.Sbatch = append(s.Sbatch, over...)
 	var sub *submission
-	s.Features, sub = scriptFeatures(orig, s.Sbatch, args)
+	s.Features, sub = scriptFeatures(orig, s.Sbatch, args, env)
 	if follow && !own && sub != nil {
-		job := parseScript(sub.text, []string{}, sub.opts, false)
+		// The job a submitter hands sbatch runs with the environment the
+		// submitter was given.
+		job := parseScript(sub.text, []string{}, env, sub.opts, false)
 		s.Sbatch, s.Features = job.Sbatch, job.Features
 		s.Features.shiftLines(sub.bodyLine)
 		src := "the job sbatch is given on its standard input"
