@@ -39,24 +39,38 @@ func (c *ScriptCache) Parse(text string) Script {
 // ParseArgs is ParseScriptArgs through the cache: a script is the same
 // script again only with the same arguments (or with them unknown again).
 func (c *ScriptCache) ParseArgs(text string, args []string) Script {
+	return c.ParseEnv(text, args, nil)
+}
+
+// ParseEnv is ParseScriptEnv through the cache: a script is the same
+// script again only with the same arguments and environment.
+func (c *ScriptCache) ParseEnv(text string, args, env []string) Script {
 	if c == nil {
-		return ParseScriptArgs(text, args)
+		return ParseScriptEnv(text, args, env)
 	}
 	// The hash reads the script in place: no copy of a script of several MB.
 	h := sha256.New()
 	h.Write(unsafe.Slice(unsafe.StringData(text), len(text)))
-	if args != nil {
-		// After the script, each argument length-prefixed, so that no
-		// script and arguments hash as another's; none at all for unknown.
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(args)))
-		h.Write([]byte{0})
+	// After the script, the arguments and then the environment, each
+	// list counted and each entry length-prefixed, so that no script,
+	// arguments and environment hash as another's; unknown arguments
+	// are marked apart from none.
+	var n [8]byte
+	list := func(tag byte, l []string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(l)))
+		h.Write([]byte{tag})
 		h.Write(n[:])
-		for _, a := range args {
+		for _, a := range l {
 			binary.LittleEndian.PutUint64(n[:], uint64(len(a)))
 			h.Write(n[:])
-			h.Write([]byte(a))
+			h.Write(unsafe.Slice(unsafe.StringData(a), len(a)))
 		}
+	}
+	if args != nil {
+		list(0, args)
+	}
+	if len(env) > 0 {
+		list(1, env)
 	}
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
@@ -65,7 +79,7 @@ func (c *ScriptCache) ParseArgs(text string, args []string) Script {
 		return s.clone()
 	}
 	c.misses.Add(1)
-	s := ParseScriptArgs(text, args)
+	s := ParseScriptEnv(text, args, env)
 	c.lru.Add(key, s.clone())
 	return s
 }

@@ -74,3 +74,22 @@ func BenchmarkScriptCache(b *testing.B) {
 		}
 	})
 }
+
+// TestScriptCacheEnv: one script with two environments is two readings;
+// the same environment again is a hit.
+func TestScriptCacheEnv(t *testing.T) {
+	c := NewScriptCache(8)
+	script := "#!/bin/bash\npython train.py --model ${MODEL:-resnet18}\n"
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{{nil, "resnet18"}, {[]string{"MODEL=resnet50"}, "resnet50"}, {[]string{"MODEL=vit_base_patch16_224"}, "vit_base_patch16_224"},
+		{[]string{"MODEL=resnet50"}, "resnet50"}} {
+		if got := c.ParseEnv(script, []string{}, tc.env).Features.Model; got != tc.want {
+			t.Errorf("env %q: model %q, want %q", tc.env, got, tc.want)
+		}
+	}
+	if h, m := c.Stats(); h != 1 || m != 3 {
+		t.Errorf("hits %d, misses %d; want 1, 3", h, m)
+	}
+}
