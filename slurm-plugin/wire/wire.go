@@ -109,6 +109,14 @@ type Request struct {
 	Args         []string `json:"args,omitempty"`
 	ArgsKnown    bool     `json:"args_known,omitempty"`
 	AdminComment string   `json:"admin_comment,omitempty"`
+	// Env is what of the environment sbatch exports to the job (job_desc's,
+	// as --export built it) augurd reads the script with: "NAME=value" for
+	// the variables the script refers to and those programs read their
+	// settings from (predictor/progenv), "NAME" alone for one whose value
+	// is withheld (a secret's, or one longer than MaxEnvValue). Slurm's own
+	// (SLURM_*, SBATCH_*) are never sent. At most MaxEnv entries of at most
+	// MaxEnvBytes together; none from an older shim.
+	Env []string `json:"env,omitempty"`
 
 	// Shim reports the shim's own health since its last successful request,
 	// which augurd turns into metrics (the shim has no endpoint of its own).
@@ -140,6 +148,15 @@ const MaxReused = 4096
 const (
 	MaxArgs     = 256
 	MaxArgBytes = 64 << 10
+)
+
+// MaxEnv, MaxEnvBytes and MaxEnvValue bound the environment a request
+// carries (Request.Env): its entries, their bytes together, and the
+// longest value sent (a longer one goes as its name alone).
+const (
+	MaxEnv      = 256
+	MaxEnvBytes = 64 << 10
+	MaxEnvValue = 4 << 10
 )
 
 // MaxReusedScript is the longest batch script whose decision the shim
@@ -306,6 +323,12 @@ func DecodeRequest(body []byte) (*Request, error) {
 	if n := argBytes(req.Args); n > MaxArgBytes {
 		return nil, fmt.Errorf("%w: script arguments of %d bytes, at most %d", ErrBadBody, n, MaxArgBytes)
 	}
+	if n := len(req.Env); n > MaxEnv {
+		return nil, fmt.Errorf("%w: %d environment variables, at most %d", ErrBadBody, n, MaxEnv)
+	}
+	if n := argBytes(req.Env); n > MaxEnvBytes {
+		return nil, fmt.Errorf("%w: environment of %d bytes, at most %d", ErrBadBody, n, MaxEnvBytes)
+	}
 	if len(req.Reused) > MaxReused {
 		return nil, fmt.Errorf("%w: %d reused decisions, at most %d", ErrBadBody, len(req.Reused), MaxReused)
 	}
@@ -329,7 +352,8 @@ func (r *Request) ScriptArgs() []string {
 	return r.Args
 }
 
-// argBytes is the size of a job's script arguments together.
+// argBytes is the size of a job's script arguments (or environment
+// entries) together.
 func argBytes(args []string) int {
 	n := 0
 	for _, a := range args {

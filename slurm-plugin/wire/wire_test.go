@@ -110,10 +110,14 @@ func TestOptionalFieldsCompatible(t *testing.T) {
 	if err != nil || !args.ArgsKnown || len(args.Args) != 2 || args.Args[0] != "llama-7b" {
 		t.Errorf("request with script arguments: %+v, %v", args, err)
 	}
-	if old.ArgsKnown || old.Args != nil {
-		t.Errorf("an older shim's request has arguments: %+v", old)
+	if old.ArgsKnown || old.Args != nil || old.Env != nil {
+		t.Errorf("an older shim's request has arguments or an environment: %+v", old)
 	}
-	for _, key := range []string{"constraint", "prefer", "cluster_features", "reservation", "args", "args_known"} {
+	env, err := DecodeRequest([]byte(`{"v":1,"token":"ab","env":["MODEL=llama-2-7b","HF_TOKEN"]}`))
+	if err != nil || len(env.Env) != 2 || env.Env[0] != "MODEL=llama-2-7b" || env.Env[1] != "HF_TOKEN" {
+		t.Errorf("request with an environment: %+v, %v", env, err)
+	}
+	for _, key := range []string{"constraint", "prefer", "cluster_features", "reservation", "args", "args_known", "env"} {
 		if bytes.Contains(body, []byte(`"`+key+`"`)) {
 			t.Errorf("a request without %s still sends the key: %s", key, body)
 		}
@@ -202,6 +206,9 @@ func TestDecodeRequestErrors(t *testing.T) {
 		"args not known": `{"v":1,"token":"a","args":["x"]}`,
 		"too many args":  `{"v":1,"token":"a","args_known":true,"args":[` + strings.Repeat(`"x",`, MaxArgs) + `"x"]}`,
 		"args too long":  `{"v":1,"token":"a","args_known":true,"args":["` + strings.Repeat("x", MaxArgBytes+1) + `"]}`,
+		"too much env":   `{"v":1,"token":"a","env":[` + strings.Repeat(`"X=1",`, MaxEnv) + `"X=1"]}`,
+		"env too long":   `{"v":1,"token":"a","env":["X=` + strings.Repeat("x", MaxEnvBytes) + `"]}`,
+		"env not text":   `{"v":1,"token":"a","env":[1]}`,
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -254,6 +261,7 @@ func FuzzDecode(f *testing.F) {
 	Write(&buf, sampleTypedRequest())
 	f.Add(buf.Bytes())
 	f.Add([]byte("AUG1\x00\x00\x00\x02{}"))
+	f.Add(frame(`{"v":1,"token":"ab12","args_known":true,"args":["x"],"env":["MODEL=gpt2","HF_TOKEN"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		body, err := ReadFrame(bytes.NewReader(data), 1<<20)
 		if err != nil {
