@@ -95,6 +95,11 @@ func reuseKey(r *wire.Request) string {
 	} else {
 		u(math.MaxUint64)
 	}
+	// The environment it reads: MODEL=a and MODEL=b are two jobs.
+	u(uint64(len(r.Env)))
+	for _, e := range r.Env {
+		s(e)
+	}
 	return b.String()
 }
 
