@@ -39,8 +39,9 @@ import (
 
 // client is replaced by each init; job_submit reads it atomically.
 var (
-	client    atomic.Pointer[shim.Client]
-	maxScript atomic.Int64
+	client     atomic.Pointer[shim.Client]
+	maxScript  atomic.Int64
+	forwardEnv atomic.Bool
 )
 
 func logf(isErr bool, format string, args ...any) {
@@ -143,6 +144,7 @@ func load() {
 		old.Close()
 	}
 	maxScript.Store(int64(cfg.Shim.MaxScriptBytes))
+	forwardEnv.Store(cfg.Shim.ForwardEnv)
 	if C.augur_have_slurm_alloc() == 0 {
 		logf(true, "slurm_xstrdup/slurm_xfree not found in this process: jobs will pass unchanged")
 	}
@@ -248,8 +250,33 @@ func requestFrom(d *C.job_desc_msg_t, submitUID uint32, maxScript int) *wire.Req
 		r.Script = C.GoStringN(d.script, C.int(n))
 	}
 	r.Args, r.ArgsKnown = scriptArgs(d)
+	if r.Script != "" && forwardEnv.Load() {
+		r.Env = shim.ScriptEnv(r.Script, jobEnviron(d))
+	}
 	return r
 }
+
+// jobEnviron returns job_desc's environment, what sbatch exports to the
+// job ("NAME=value"), at most maxEnviron entries, each cut past the
+// longest value sent (shim.ScriptEnv then sends that one's name alone).
+func jobEnviron(d *C.job_desc_msg_t) []string {
+	n := min(int(d.env_size), maxEnviron)
+	if n <= 0 || d.environment == nil {
+		return nil
+	}
+	const most = wire.MaxEnvValue + 1024 // a name and a value one byte too long
+	env := make([]string, 0, n)
+	for _, e := range unsafe.Slice(d.environment, n) {
+		if e == nil {
+			break
+		}
+		env = append(env, C.GoStringN(e, C.int(C.strnlen(e, most))))
+	}
+	return env
+}
+
+// maxEnviron bounds the environment entries the plugin reads of one job.
+const maxEnviron = 1 << 14
 
 // scriptArgs returns the batch script's arguments: job_desc's argv is the
 // script's name, then what followed it on the sbatch line. None are sent

@@ -85,6 +85,10 @@ type Shim struct {
 	// decision without a round trip; augurd records it with the next
 	// request. 0 turns it off.
 	ReuseWindow time.Duration `mapstructure:"reuse_window"`
+	// ForwardEnv sends augurd what of the job's environment its script
+	// reads (MODEL=llama-2-7b sbatch train.sh), the values of variables
+	// named like secrets withheld; false sends none.
+	ForwardEnv bool `mapstructure:"forward_env"`
 }
 
 // Store is augurd's SQLite database.
@@ -354,6 +358,7 @@ func Default() Config {
 			Cooldown:         30 * time.Second,
 			MaxScriptBytes:   4 << 20,
 			ReuseWindow:      time.Second,
+			ForwardEnv:       true,
 		},
 		Store:   Store{Path: "/var/lib/augur/augur.db", CommitWait: 0},
 		Metrics: Metrics{Listen: "127.0.0.1:9467"},
