@@ -400,3 +400,17 @@ func TestTimeMin(t *testing.T) {
 		})
 	}
 }
+
+// TestJobFromRequestEnv: the script is read with the arguments and the
+// environment its submission carries, through the cache as without it.
+func TestJobFromRequestEnv(t *testing.T) {
+	r := &wire.Request{V: wire.Version, Token: "ab", ArgsKnown: true, Args: []string{"32"},
+		Script: "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py --model ${MODEL:-resnet18} --batch_size $1\n",
+		Env:    []string{"MODEL=vit_base_patch16_224"}}
+	for _, cache := range []*predictor.ScriptCache{nil, predictor.NewScriptCache(4)} {
+		job, err := JobFromRequest(r, cache)
+		if f := job.Script.Features; err != nil || f.Model != "vit_base_patch16_224" || f.BatchSize != 32 {
+			t.Errorf("cache %v: model %q, batch %v, err %v", cache != nil, f.Model, f.BatchSize, err)
+		}
+	}
+}

@@ -76,8 +76,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, reload <-cha
 	// History stored under an older way of signing scripts is re-keyed
 	// before the first decision, so that earlier runs still match.
 	t0 := time.Now()
-	if n, err := st.Resign(ctx, predictor.SignatureVersion, func(script string, args []string) string {
-		return predictor.ParseScriptArgs(script, args).Signature
+	if n, err := st.Resign(ctx, predictor.SignatureVersion, func(script string, args, env []string) string {
+		return predictor.ParseScriptEnv(script, args, env).Signature
 	}); err != nil {
 		log.Error("re-signing stored history failed: earlier runs under older signatures will not match new submissions", "err", err)
 	} else if n > 0 {

@@ -22,12 +22,13 @@ const metaSignatureVersion = "signature_version"
 // signature is computed changes (a new predictor), the history recorded
 // under the old signatures would otherwise never match a new submission
 // again. sign computes the signature of a script run with the arguments
-// its submission recorded (nil: not known, as from an older shim). A
+// and environment its submission recorded (arguments nil: not known, as
+// from an older shim; environment nil: none recorded). A
 // store already at version is left alone; one without a recorded version
 // (written before versions were recorded) is re-signed. It returns how
 // many submissions changed signature. It runs in one transaction, before
 // augurd serves.
-func (s *Store) Resign(ctx context.Context, version string, sign func(script string, args []string) string) (int, error) {
+func (s *Store) Resign(ctx context.Context, version string, sign func(script string, args, env []string) string) (int, error) {
 	if version == "" || sign == nil {
 		return 0, fmt.Errorf("store: resign: a version and a signer are needed: %w", ErrInvalid)
 	}
@@ -45,9 +46,9 @@ func (s *Store) Resign(ctx context.Context, version string, sign func(script str
 	if have == version {
 		return 0, nil
 	}
-	// Each submission's script with its arguments; one signing per
-	// distinct pair (scripts are stored once each, and most run with the
-	// same arguments or none).
+	// Each submission's script with its arguments and environment; one
+	// signing per distinct script, arguments and environment (scripts are
+	// stored once each, and most run with the same arguments or none).
 	rows, err := tx.QueryContext(ctx, `
 SELECT su.token, su.signature, coalesce(su.request_json, ''), sc.sha256, sc.compression, sc.size_bytes, sc.body
 FROM submissions su JOIN scripts sc ON sc.sha256 = su.script_sha256 ORDER BY sc.sha256`)
@@ -56,7 +57,7 @@ FROM submissions su JOIN scripts sc ON sc.sha256 = su.script_sha256 ORDER BY sc.
 	}
 	type update struct{ token, sig string }
 	var updates []update
-	sigs := map[string]string{} // sha256 and arguments -> signature
+	sigs := map[string]string{} // sha256, arguments and environment -> signature
 	var lastSum []byte
 	script, scriptOK := "", false
 	for rows.Next() {
@@ -80,11 +81,11 @@ FROM submissions su JOIN scripts sc ON sc.sha256 = su.script_sha256 ORDER BY sc.
 		if !scriptOK {
 			continue
 		}
-		args := requestArgs(req)
-		key := string(sum) + argsKey(args)
+		args, env := requestInputs(req)
+		key := string(sum) + argsKey(args) + "\x00" + argsKey(env)
 		sig, ok := sigs[key]
 		if !ok {
-			sig = sign(script, args)
+			sig = sign(script, args, env)
 			sigs[key] = sig
 		}
 		if sig != old {
@@ -117,16 +118,17 @@ WHERE token <> '' AND EXISTS (SELECT 1 FROM submissions su WHERE su.token = outc
 	return len(updates), nil
 }
 
-// requestArgs reads the script arguments a stored request carries, or nil.
-func requestArgs(reqJSON string) []string {
+// requestInputs reads the script arguments and environment a stored
+// request carries, or nil.
+func requestInputs(reqJSON string) (args, env []string) {
 	var r wire.Request
 	if reqJSON == "" || json.Unmarshal([]byte(reqJSON), &r) != nil {
-		return nil
+		return nil, nil
 	}
-	return r.ScriptArgs()
+	return r.ScriptArgs(), r.Env
 }
 
-// argsKey tells arguments apart, unknown ones from none.
+// argsKey tells arguments (or environments) apart, unknown ones from none.
 func argsKey(args []string) string {
 	if args == nil {
 		return "?"

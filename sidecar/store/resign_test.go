@@ -30,10 +30,10 @@ func TestResign(t *testing.T) {
 		t.Fatalf("before: %d outcomes under the old signature", len(h))
 	}
 	calls := 0
-	sign := func(script string, args []string) string {
+	sign := func(script string, args, env []string) string {
 		calls++
-		if args != nil {
-			t.Errorf("arguments %q for a submission that recorded none", args)
+		if args != nil || env != nil {
+			t.Errorf("arguments %q, environment %q for a submission that recorded none", args, env)
 		}
 		if strings.Contains(script, "--model big") {
 			return "new-big"
@@ -55,7 +55,7 @@ func TestResign(t *testing.T) {
 	if n, err := s.Resign(ctx, "2", sign); err != nil || n != 0 || calls != 2 {
 		t.Errorf("the same version again: %d re-signed, %d signings, %v", n, calls, err)
 	}
-	if n, err := s.Resign(ctx, "3", func(string, []string) string { return "v3" }); err != nil || n != 3 {
+	if n, err := s.Resign(ctx, "3", func(string, []string, []string) string { return "v3" }); err != nil || n != 3 {
 		t.Errorf("a newer version: %d, %v", n, err)
 	}
 	if _, err := s.Resign(ctx, "", sign); err == nil {
@@ -64,15 +64,17 @@ func TestResign(t *testing.T) {
 }
 
 // TestResignWithArguments: one script submitted with different arguments
-// (sbatch job.sh gpt2, sbatch job.sh gpt2-xl) is signed once per distinct
-// arguments, each with its own, and a request that did not record them
-// (an older shim) is signed with them unknown.
+// (sbatch job.sh gpt2, sbatch job.sh gpt2-xl) or environments (MODEL=gpt2
+// sbatch job.sh) is signed once per distinct arguments and environment,
+// each with its own, and a request that did not record arguments (an older
+// shim) is signed with them unknown.
 func TestResignWithArguments(t *testing.T) {
 	s := openStore(t, dbPath(t), store.Options{})
 	ctx := context.Background()
 	script := "#!/bin/bash\npython train.py --model \"$1\"\n"
 	for i, req := range []string{`{"args_known":true,"args":["gpt2"]}`, `{"args_known":true,"args":["gpt2-xl"]}`,
-		`{"args_known":true,"args":["gpt2"]}`, `{"args_known":true}`, `{}`} {
+		`{"args_known":true,"args":["gpt2"]}`, `{"args_known":true}`, `{}`,
+		`{"args_known":true,"env":["MODEL=gpt2"]}`, `{"args_known":true,"env":["MODEL=gpt2-xl"]}`} {
 		sub := newSub(token(i+1)).User(1000, "alice").Script(script).Obj()
 		sub.Signature, sub.Request = "old", []byte(req)
 		if err := s.Record(ctx, sub); err != nil {
@@ -80,17 +82,22 @@ func TestResignWithArguments(t *testing.T) {
 		}
 	}
 	calls := 0
-	n, err := s.Resign(ctx, "2", func(_ string, args []string) string {
+	n, err := s.Resign(ctx, "2", func(_ string, args, env []string) string {
 		calls++
-		if args == nil {
-			return "unknown"
+		sig := "unknown"
+		if args != nil {
+			sig = "args=" + strings.Join(args, ",")
 		}
-		return "args=" + strings.Join(args, ",")
+		if env != nil {
+			sig += " env=" + strings.Join(env, ",")
+		}
+		return sig
 	})
-	if err != nil || n != 5 || calls != 4 {
-		t.Fatalf("Resign = %d, %v after %d signings; want 5 submissions, 4 distinct arguments", n, err, calls)
+	if err != nil || n != 7 || calls != 6 {
+		t.Fatalf("Resign = %d, %v after %d signings; want 7 submissions, 6 distinct arguments and environments", n, err, calls)
 	}
-	for i, want := range []string{"args=gpt2", "args=gpt2-xl", "args=gpt2", "args=", "unknown"} {
+	for i, want := range []string{"args=gpt2", "args=gpt2-xl", "args=gpt2", "args=", "unknown", "args= env=MODEL=gpt2",
+		"args= env=MODEL=gpt2-xl"} {
 		if sub, err := s.Submission(ctx, token(i+1)); err != nil || sub.Signature != want {
 			t.Errorf("submission %d: %q, %v; want %q", i+1, sub.Signature, err, want)
 		}
