@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register(command{"predict", "predict [--model FILE] [--gres G] [--gpus N] [-t TIME] [-A ACCOUNT] [-p PARTITION] [-C FEATURES] [-q QOS] [--reservation R] [--gpu-mem-mib N] [--json] SCRIPT [-- ARG...]: predict a job's peak GPU memory and runtime, and say why; the ARGs after -- are the script's, as sbatch SCRIPT ARG... gives them", runPredict})
+	register(command{"predict", "predict [--model FILE] [--gres G] [--gpus N] [-t TIME] [-A ACCOUNT] [-p PARTITION] [-C FEATURES] [-q QOS] [--reservation R] [--gpu-mem-mib N] [--env NAME=VALUE]... [--json] SCRIPT [-- ARG...]: predict a job's peak GPU memory and runtime, and say why; the ARGs after -- are the script's, as sbatch SCRIPT ARG... gives them, and each --env a variable its submission exports (NAME=VALUE sbatch SCRIPT)", runPredict})
 }
 
 // parseInterspersed parses flags that may come before or after positional arguments.
@@ -71,6 +71,8 @@ func runPredict(args []string) error {
 	fs.StringVar(&o.Reservation, "reservation", "", "reservation, as sbatch --reservation")
 	gpuMem := fs.Float64("gpu-mem-mib", 0, "memory of one GPU of the requested type, for the whole-GPU default")
 	asJSON := fs.Bool("json", false, "print JSON")
+	var env envFlag
+	fs.Var(&env, "env", "a variable the submission exports to the job, NAME=VALUE, as MODEL=gpt2 sbatch SCRIPT gives it (repeatable)")
 	// After "--", the script's own arguments (sbatch job.sh ARG...):
 	// without them, $1 and "$@" are read as unknown.
 	var scriptArgs []string
@@ -88,7 +90,7 @@ func runPredict(args []string) error {
 	if err != nil {
 		return err
 	}
-	script := predictor.ParseScriptArgs(string(text), scriptArgs)
+	script := predictor.ParseScriptEnv(string(text), scriptArgs, env)
 	o.Gres, o.GPUs, o.Time = *gres, *gpus, *limit
 	job, warnings, err := predictor.ScriptJob(script, o)
 	if err != nil {
@@ -146,4 +148,30 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// envFlag collects --env NAME=VALUE, each a variable of the submission's
+// environment.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, " ") }
+
+func (e *envFlag) Set(v string) error {
+	name, _, ok := strings.Cut(v, "=")
+	if !ok || !validEnvName(name) {
+		return fmt.Errorf("%q is not NAME=VALUE: give a variable as the shell sets it, such as MODEL=gpt2", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
+// validEnvName reports whether a name is a shell variable's: a letter or
+// underscore, then letters, digits and underscores.
+func validEnvName(name string) bool {
+	for i, c := range name {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return name != ""
 }
