@@ -107,6 +107,65 @@ func TestHistoryRewritesTypelessRequest(t *testing.T) {
 	}
 }
 
+// TestSubmissionEnvironment: what sbatch exports to the job reaches augurd,
+// which reads the script with it. MODEL=... sbatch names the model the
+// script's ${MODEL:-...} runs, and with it the history and the GPU type
+// chosen; --export=NONE exports none of it; a secret's value the script
+// uses never leaves slurmctld.
+func TestSubmissionEnvironment(t *testing.T) {
+	body := `#!/bin/bash
+#SBATCH --job-name=envtrain
+#SBATCH --time=02:00:00
+#SBATCH --cpus-per-task=1
+huggingface-cli login --token "$HF_TOKEN" || true
+torchrun --nproc_per_node 1 train.py --model ${MODEL:-resnet18} --batch-size 64
+`
+	env := []string{"MODEL=vit_large_patch16_224"}
+	c.addHistory(t, 0, predictor.ParseScriptEnv(body, []string{}, env).Signature,
+		store.Outcome{JobID: 900201, PeakGPUMemMiB: 30000, RuntimeSec: 1500, ExitState: "COMPLETED"},
+		store.Outcome{JobID: 900202, PeakGPUMemMiB: 31000, RuntimeSec: 1600, ExitState: "COMPLETED"})
+	path := c.BatchScript(t, body)
+	submit := func(vars []string, args ...string) job {
+		t.Helper()
+		cmd := append(append(append([]string{}, vars...), "sbatch", "--parsable", "--output="+c.JobOut("%j"), "-H"), args...)
+		out, stderr, err := c.Run(t, "env", append(cmd, path)...)
+		if err != nil {
+			t.Fatalf("env %v: %v\n%s", cmd, err, stderr)
+		}
+		id, err := clustertest.ParseSbatchID(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.job(t, id)
+	}
+
+	j := submit(append(env, "HF_TOKEN=hf_e2e_not_for_augurd"), "--gres=gpu:1")
+	sub := c.stored(t, token(j))
+	for _, want := range []string{`"MODEL=vit_large_patch16_224"`, `"HF_TOKEN"`} {
+		if !strings.Contains(string(sub.Request), want) {
+			t.Errorf("stored request %s lacks %s", sub.Request, want)
+		}
+	}
+	if strings.Contains(string(sub.Request), "hf_e2e_not_for_augurd") {
+		t.Errorf("the secret's value reached augurd: %s", sub.Request)
+	}
+	if clustertest.GresPart(j.TRESPerNode) != c.TRES(t, "gres:gpu:a100:1") {
+		t.Errorf("MODEL from the environment: TresPerNode = %q, want the a100 its history needs", j.TRESPerNode)
+	}
+	for _, f := range []string{"src=history/history", "runs=2"} {
+		if !strings.Contains(j.AdminComment, f) {
+			t.Errorf("annotation %q lacks %s", j.AdminComment, f)
+		}
+	}
+
+	// --export=NONE: the job gets none of it, and augurd reads the default.
+	j = submit(env, "--export=NONE", "--gres=gpu:1")
+	sub = c.stored(t, token(j))
+	if strings.Contains(string(sub.Request), "MODEL=") || strings.Contains(j.AdminComment, "runs=2") {
+		t.Errorf("--export=NONE: request %s, annotation %q: the submitter's MODEL still read", sub.Request, j.AdminComment)
+	}
+}
+
 // TestCertainOOMIsRejected: a job whose every recorded run needed more
 // memory than a t4 has is refused at sbatch with a message naming a fix.
 func TestCertainOOMIsRejected(t *testing.T) {
