@@ -1885,6 +1885,8 @@ func validModel(m string) bool {
 	} else if len(words) > 1 && slices.Contains(words, "model") && slices.ContainsFunc(words, func(w string) bool { return runStateWords[w] }) &&
 		!slices.ContainsFunc(words, familyWord) {
 		return false // tiktok_ft_model, original_trained_model: a run's weights, described, of no named model
+	} else if progressAt(words) {
+		return false // model_step_3000, ckpt-epoch-12: a point a run reached, no model's name
 	}
 	// A checkpoint directory's own name says nothing: .../checkpoint-500,
 	// out/final, checkpoints/best (a directory word is no hub org).
@@ -1927,8 +1929,22 @@ var runWeightsWords = []string{"final", "best", "last", "latest"}
 var runStateWords = set("trained", "finetuned", "tuned", "ft", "best", "final", "last", "latest", "saved", "original",
 	"working", "params", "output", "new", "old", "tmp", "temp")
 
+// progressWords count how far a run has gone: model_step_3000.
+var progressWords = set("step", "steps", "epoch", "epochs", "iter", "iters", "iteration")
+
+// progressAt reports whether a name's words hold a progress word followed
+// by its count (step 3000, not the 1000000-step a release is named for).
+func progressAt(words []string) bool {
+	for i := 0; i+1 < len(words); i++ {
+		if progressWords[words[i]] && isDigits(words[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
 // modelWords say "a model" without naming one.
-var modelWords = set("model", "models", "net", "network", "arch", "default")
+var modelWords = set("model", "models", "net", "network", "arch", "default", "pretrained", "weights", "checkpoints")
 
 // namesAModel reports whether a model read from a job name names one: not
 // empty, not a family word alone (qwen), not a generation alone (qwen1.5).

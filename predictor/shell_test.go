@@ -571,6 +571,15 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "torchrun", Program: "src.training.main", Model: "vit-b-16", ModelFrom: "flag", BatchSize: 256,
 				GPUs: 4},
 		},
+		"a run's step is no model": {
+			script: sh(`python sft.py --model_name_or_path out/pretrained-models/model_step_3000 --per_device_train_batch_size 4`),
+			want:   Features{Launcher: "python", Program: "sft.py", BatchSize: 4},
+		},
+		"a release named for its step is one": {
+			script: sh(`python finetune.py --model_name_or_path bert-base-wp-30k_msl-512-full-1000000-step --batch_size 32`),
+			want: Features{Launcher: "python", Program: "finetune.py", Model: "bert-base-wp-30k_msl-512-full-1000000-step",
+				ModelFrom: "flag", BatchSize: 32},
+		},
 		"a family's weights, described, name it": {
 			script: sh(`python train.py --model llama_finetuned_model --batch_size 8`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "llama_finetuned_model", ModelFrom: "flag", BatchSize: 8},
