@@ -1331,7 +1331,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
 			} else if m := normModel(v); validModel(m) && !(f.ModelFrom == "flag" && hubID(f.Model) && !hubID(m) && !hasSize(m)) &&
-				!(f.ModelFrom == "flag" && weightsExt(v) != "") {
+				!(f.ModelFrom == "flag" && weightsExt(v) != "") && !(inRunDir(v) && familyModel(m) == "") {
 				// (--model ViT-B-16 --pretrained .../student_warm_start.pt:
 				// a weights file named for its run leaves the model named.)
 				// (--model facebook/bart-large --model_name bart_cnndm_2_half:
@@ -1919,6 +1919,17 @@ func validModel(m string) bool {
 	}
 	return !strings.Contains(m, "://")
 }
+
+// inRunDir reports whether a path lies in a directory runs write their
+// results to (output/dnerf/bouncingballs, runs/exp3): a name there is the
+// run's, and names a model only where a known family is in it.
+func inRunDir(v string) bool {
+	dirs := strings.Split(strings.ToLower(path.Dir(strings.TrimRight(v, "/"))), "/")
+	return slices.ContainsFunc(dirs, func(d string) bool { return runDirs[d] })
+}
+
+var runDirs = set("output", "outputs", "out", "runs", "results", "result", "save", "saved", "logs", "log", "exp", "exps",
+	"experiments")
 
 // runWeightsWords start the names a run gives its own weights (final,
 // best_model, last.ckpt).

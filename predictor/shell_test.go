@@ -575,6 +575,14 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python sft.py --model_name_or_path out/pretrained-models/model_step_3000 --per_device_train_batch_size 4`),
 			want:   Features{Launcher: "python", Program: "sft.py", BatchSize: 4},
 		},
+		"a run's own output is no model": {
+			script: sh(`python render.py --model_path output/dnerf/bouncingballs/ --skip_train`),
+			want:   Features{Launcher: "python", Program: "render.py", Model: "render", ModelFrom: "path"}, // the program's name stands in
+		},
+		"a run's output named for its model names it": {
+			script: sh(`python generate.py --model_name_or_path outputs/llama-2-7b-sft --batch_size 8`),
+			want:   Features{Launcher: "python", Program: "generate.py", Model: "llama-2-7b", ModelFrom: "flag", BatchSize: 8},
+		},
 		"a release named for its step is one": {
 			script: sh(`python finetune.py --model_name_or_path bert-base-wp-30k_msl-512-full-1000000-step --batch_size 32`),
 			want: Features{Launcher: "python", Program: "finetune.py", Model: "bert-base-wp-30k_msl-512-full-1000000-step",
