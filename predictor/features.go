@@ -1009,7 +1009,7 @@ func trainingConsole(w string, args []string) int {
 
 // trainWord is a word that means training.
 func trainWord(w string) bool {
-	return w == "train" || w == "finetune" || w == "pretrain" || w == "fit"
+	return w == "train" || w == "finetune" || w == "pretrain" || w == "fit" || w == "training" || w == "finetuning" || w == "pretraining"
 }
 
 // buildTools run a project's tasks by name (make train): what they run is

@@ -103,8 +103,13 @@ type Script struct {
 // its directories (recipes/llama-3/), an RL algorithm under -a the agent,
 // a call in inline Python (a = torch.ones(...)) no value, a comment
 // naming a model read over Megatron's pretrain_gpt.py standing in, and a
-// GPU type named in an #SBATCH line's comment or the job's name read.
-const SignatureVersion = "17"
+// GPU type named in an #SBATCH line's comment or the job's name read; 18
+// a run's weights or progress named (tiktok_ft_model, model_step_3000,
+// output/dnerf/bouncingballs) no model, a weights file of the run's no
+// longer over a flag's model, a bare heredoc's \$ the job's own variable,
+// "training" a word that says what is trained (TrainingDinov2, the
+// console anemoi-training), and the submission's environment read.
+const SignatureVersion = "18"
 
 // Option is one #SBATCH option.
 type Option struct {

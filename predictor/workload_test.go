@@ -39,6 +39,7 @@ func TestWorkloadWords(t *testing.T) {
 			"train_conformer-transducer": "conformer-transducer",
 			"Train1":                     "",
 			"PreTrainMAE":                "mae",
+			"TrainingDinov2-llma":        "dinov2",
 			"Test_mixed":                 "",
 			"contrastive_mdeq_large":     "mdeq-large",
 			"model3_eval":                "",
