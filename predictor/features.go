@@ -923,8 +923,10 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		f.Program = "-m " + l.module
 	}
 	progDir := ""
-	if strings.Contains(words[prog], "/") && !unexpanded(path.Dir(words[prog])) {
-		progDir = path.Dir(words[prog])
+	if strings.Contains(words[prog], "/") {
+		// $HOME/re-dreamerv3/dreamerv3/main.py: the directories after what
+		// is not known are still the program's.
+		progDir = knownTail(path.Dir(words[prog]))
 	}
 	f = finishCommand(argFeatures(f, args, l), l, progDir, workdir, env)
 	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" && !hasSize(f.Model) && !hasVariant(f.Model)) &&
@@ -935,6 +937,19 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		return Features{}, false
 	}
 	return f, true
+}
+
+// knownTail is a path from the first directory after its last unknown one
+// ($HOME/proj/src: proj/src), the path itself when all of it is known, and
+// "" when its last directory is not.
+func knownTail(dir string) string {
+	parts := strings.Split(dir, "/")
+	for i := len(parts) - 1; i >= 0; i-- {
+		if unexpanded(parts[i]) {
+			return strings.Join(parts[i+1:], "/")
+		}
+	}
+	return dir
 }
 
 // finishCommand fills what a command's arguments left unsaid from its

@@ -571,6 +571,10 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "torchrun", Program: "src.training.main", Model: "vit-b-16", ModelFrom: "flag", BatchSize: 256,
 				GPUs: 4},
 		},
+		"the directories after an unknown one are the program's": {
+			script: sh(`#SBATCH --gres=gpu:1`, `DIR=$HOME/re-dreamerv3/`, `srun python "${DIR}/dreamerv3/main.py" --seed 1`),
+			want:   Features{Launcher: "srun", Program: "main.py", Model: "dreamerv3", ModelFrom: "path", GPUs: 1},
+		},
 		"a run's step is no model": {
 			script: sh(`python sft.py --model_name_or_path out/pretrained-models/model_step_3000 --per_device_train_batch_size 4`),
 			want:   Features{Launcher: "python", Program: "sft.py", BatchSize: 4},
