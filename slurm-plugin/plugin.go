@@ -148,7 +148,12 @@ func load() {
 	if C.augur_have_slurm_alloc() == 0 {
 		logf(true, "slurm_xstrdup/slurm_xfree not found in this process: jobs will pass unchanged")
 	}
-	logf(false, "loaded: augurd socket %s, deadline %s, reuse window %s, config %s", cfg.Socket.Path, cfg.Shim.Timeout, cfg.Shim.ReuseWindow, path)
+	env := "environment forwarded"
+	if !cfg.Shim.ForwardEnv {
+		env = "environment not forwarded"
+	}
+	logf(false, "loaded: augurd socket %s, deadline %s, reuse window %s, %s, config %s", cfg.Socket.Path, cfg.Shim.Timeout,
+		cfg.Shim.ReuseWindow, env, path)
 }
 
 //export augurFini

@@ -39,6 +39,33 @@ func (c *cluster) setReuseWindow(t *testing.T, window string) {
 	})
 }
 
+// setForwardEnv sets shim.forward_env in the cluster's augur.yaml (a line
+// after shim.reuse_window; none is the default, on) and waits until the
+// plugin inside slurmctld has reloaded it.
+func (c *cluster) setForwardEnv(t *testing.T, on bool) {
+	t.Helper()
+	path := filepath.Join(c.Dir, "etc", "augur.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = regexp.MustCompile(`(?m)^  forward_env: .*\n`).ReplaceAll(b, nil)
+	want := "environment forwarded,"
+	if !on {
+		b = regexp.MustCompile(`(?m)^  reuse_window: .*$`).ReplaceAllFunc(b, func(l []byte) []byte {
+			return append(append([]byte{}, l...), "\n  forward_env: false"...) // l is b's: a copy, not b's bytes after it
+		})
+		want = "environment not forwarded,"
+	}
+	before := strings.Count(c.ctldLog(t), want)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.WaitFor(t, 30*time.Second, "the plugin to load: "+want, func() bool {
+		return strings.Count(c.ctldLog(t), want) > before
+	})
+}
+
 // TestReuseWindowStorm: with shim.reuse_window 1s, a loop of 300 identical
 // sbatch gets augurd's decision for the first of each second inside
 // slurmctld, the others without a round trip: every job is annotated with

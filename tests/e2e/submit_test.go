@@ -164,6 +164,15 @@ torchrun --nproc_per_node 1 train.py --model ${MODEL:-resnet18} --batch-size 64
 	if strings.Contains(string(sub.Request), "MODEL=") || strings.Contains(j.AdminComment, "runs=2") {
 		t.Errorf("--export=NONE: request %s, annotation %q: the submitter's MODEL still read", sub.Request, j.AdminComment)
 	}
+
+	// shim.forward_env: false sends none of it, whatever the job exports.
+	c.setForwardEnv(t, false)
+	t.Cleanup(func() { c.setForwardEnv(t, true) })
+	j = submit(append(env, "HF_TOKEN=hf_e2e_not_for_augurd"), "--gres=gpu:1")
+	sub = c.stored(t, token(j))
+	if strings.Contains(string(sub.Request), `"env"`) || strings.Contains(j.AdminComment, "runs=2") {
+		t.Errorf("shim.forward_env false: request %s, annotation %q: the environment still sent", sub.Request, j.AdminComment)
+	}
 }
 
 // TestCertainOOMIsRejected: a job whose every recorded run needed more
