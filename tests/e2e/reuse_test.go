@@ -16,54 +16,54 @@ import (
 	"github.com/augur-hpc/augur/tests/clustertest"
 )
 
-// setReuseWindow rewrites shim.reuse_window in the cluster's augur.yaml and
-// waits until the plugin inside slurmctld has reloaded it (it looks every
-// 10 s).
-func (c *cluster) setReuseWindow(t *testing.T, window string) {
+// editShim rewrites the shim section of the cluster's augur.yaml with edit
+// and waits until the plugin inside slurmctld has reloaded it (it looks
+// every 10 s): until its load line says loaded once more than before.
+func (c *cluster) editShim(t *testing.T, edit func(yaml []byte) []byte, loaded string) {
 	t.Helper()
 	path := filepath.Join(c.Dir, "etc", "augur.yaml")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`(?m)^  reuse_window: .*$`)
-	if !re.Match(b) {
+	if !reuseLine.Match(b) {
 		t.Fatalf("%s has no shim.reuse_window line", path)
 	}
-	before := strings.Count(c.ctldLog(t), "reuse window "+window+",")
-	if err := os.WriteFile(path, re.ReplaceAll(b, []byte("  reuse_window: "+window)), 0o644); err != nil {
+	before := strings.Count(c.ctldLog(t), loaded)
+	if err := os.WriteFile(path, edit(b), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	clustertest.WaitFor(t, 30*time.Second, "the plugin to load reuse window "+window, func() bool {
-		return strings.Count(c.ctldLog(t), "reuse window "+window+",") > before
+	clustertest.WaitFor(t, 30*time.Second, "the plugin to load: "+loaded, func() bool {
+		return strings.Count(c.ctldLog(t), loaded) > before
 	})
 }
 
-// setForwardEnv sets shim.forward_env in the cluster's augur.yaml (a line
-// after shim.reuse_window; none is the default, on) and waits until the
-// plugin inside slurmctld has reloaded it.
+var (
+	reuseLine      = regexp.MustCompile(`(?m)^  reuse_window: .*$`)
+	forwardEnvLine = regexp.MustCompile(`(?m)^  forward_env: .*\n`)
+)
+
+// setReuseWindow sets shim.reuse_window.
+func (c *cluster) setReuseWindow(t *testing.T, window string) {
+	t.Helper()
+	c.editShim(t, func(b []byte) []byte {
+		return reuseLine.ReplaceAll(b, []byte("  reuse_window: "+window))
+	}, "reuse window "+window+",")
+}
+
+// setForwardEnv sets shim.forward_env: a line after shim.reuse_window for
+// off, none (the default) for on.
 func (c *cluster) setForwardEnv(t *testing.T, on bool) {
 	t.Helper()
-	path := filepath.Join(c.Dir, "etc", "augur.yaml")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	if on {
+		c.editShim(t, func(b []byte) []byte { return forwardEnvLine.ReplaceAll(b, nil) }, "environment forwarded,")
+		return
 	}
-	b = regexp.MustCompile(`(?m)^  forward_env: .*\n`).ReplaceAll(b, nil)
-	want := "environment forwarded,"
-	if !on {
-		b = regexp.MustCompile(`(?m)^  reuse_window: .*$`).ReplaceAllFunc(b, func(l []byte) []byte {
+	c.editShim(t, func(b []byte) []byte {
+		return reuseLine.ReplaceAllFunc(forwardEnvLine.ReplaceAll(b, nil), func(l []byte) []byte {
 			return append(append([]byte{}, l...), "\n  forward_env: false"...) // l is b's: a copy, not b's bytes after it
 		})
-		want = "environment not forwarded,"
-	}
-	before := strings.Count(c.ctldLog(t), want)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	clustertest.WaitFor(t, 30*time.Second, "the plugin to load: "+want, func() bool {
-		return strings.Count(c.ctldLog(t), want) > before
-	})
+	}, "environment not forwarded,")
 }
 
 // TestReuseWindowStorm: with shim.reuse_window 1s, a loop of 300 identical
