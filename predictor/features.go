@@ -811,6 +811,10 @@ func resolveUnknown(f *Features) {
 	}
 }
 
+// ShellName reports whether s is a shell variable's name: a letter or
+// underscore, then letters, digits and underscores (MODEL, hf_home2).
+func ShellName(s string) bool { return isIdent(s) }
+
 func isIdent(s string) bool {
 	if s == "" {
 		return false
@@ -1023,9 +1027,9 @@ func trainingConsole(w string, args []string) int {
 }
 
 // trainWord is a word that means training.
-func trainWord(w string) bool {
-	return w == "train" || w == "finetune" || w == "pretrain" || w == "fit" || w == "training" || w == "finetuning" || w == "pretraining"
-}
+func trainWord(w string) bool { return trainWords[w] }
+
+var trainWords = set("train", "finetune", "pretrain", "fit", "training", "finetuning", "pretraining")
 
 // buildTools run a project's tasks by name (make train): what they run is
 // not in the script.
@@ -1345,12 +1349,11 @@ func argFeatures(f Features, args []string, l launch) Features {
 				// weights file named for its model.
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
-			} else if m := normModel(v); validModel(m) && !(f.ModelFrom == "flag" && hubID(f.Model) && !hubID(m) && !hasSize(m)) &&
-				!(f.ModelFrom == "flag" && weightsExt(v) != "") && !(inRunDir(v) && familyModel(m) == "") {
-				// (--model ViT-B-16 --pretrained .../student_warm_start.pt:
-				// a weights file named for its run leaves the model named.)
-				// (--model facebook/bart-large --model_name bart_cnndm_2_half:
-				// the hub's model, not the run's name for it.)
+			} else if m := normModel(v); validModel(m) && !(inRunDir(v) && familyModel(m) == "") &&
+				!(f.ModelFrom == "flag" && (hubID(f.Model) && !hubID(m) && !hasSize(m) || weightsExt(v) != "")) {
+				// (A model a flag named stays over the run's name for it:
+				// --model facebook/bart-large --model_name bart_cnndm_2_half,
+				// --model ViT-B-16 --pretrained .../student_warm_start.pt.)
 				if fm := familyModel(m); !strings.HasPrefix(a, "-") && !strings.ContainsAny(m, "/.-") && namesAModel(fm) &&
 					familyOf(fm) != "" && !strings.HasPrefix(m, familyOf(fm)) {
 					// Hydra's network=speech_wav2vec2_linear: a config
@@ -1894,13 +1897,14 @@ func validModel(m string) bool {
 		placeholder(path.Base(m)) {
 		return false
 	}
-	if words := strings.FieldsFunc(m, func(r rune) bool { return r == '_' || r == '-' }); len(words) > 1 &&
-		!slices.ContainsFunc(words, func(w string) bool { return !variantWords[w] && !modelWords[w] }) {
+	words := strings.FieldsFunc(m, func(r rune) bool { return r == '_' || r == '-' })
+	switch {
+	case len(words) > 1 && !slices.ContainsFunc(words, func(w string) bool { return !variantWords[w] && !modelWords[w] }):
 		return false // model_small, base_model: a size of no named model
-	} else if len(words) > 1 && slices.Contains(words, "model") && slices.ContainsFunc(words, func(w string) bool { return runStateWords[w] }) &&
-		!slices.ContainsFunc(words, familyWord) {
+	case len(words) > 1 && slices.Contains(words, "model") && slices.ContainsFunc(words, func(w string) bool { return runStateWords[w] }) &&
+		!slices.ContainsFunc(words, familyWord):
 		return false // tiktok_ft_model, original_trained_model: a run's weights, described, of no named model
-	} else if progressAt(words) {
+	case progressAt(words):
 		return false // model_step_3000, ckpt-epoch-12: a point a run reached, no model's name
 	}
 	// A checkpoint directory's own name says nothing: .../checkpoint-500,

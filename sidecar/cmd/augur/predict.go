@@ -158,20 +158,9 @@ func (e *envFlag) String() string { return strings.Join(*e, " ") }
 
 func (e *envFlag) Set(v string) error {
 	name, _, ok := strings.Cut(v, "=")
-	if !ok || !validEnvName(name) {
+	if !ok || !predictor.ShellName(name) {
 		return fmt.Errorf("%q is not NAME=VALUE: give a variable as the shell sets it, such as MODEL=gpt2", v)
 	}
 	*e = append(*e, v)
 	return nil
-}
-
-// validEnvName reports whether a name is a shell variable's: a letter or
-// underscore, then letters, digits and underscores.
-func validEnvName(name string) bool {
-	for i, c := range name {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return name != ""
 }
