@@ -122,7 +122,18 @@ func (c *Cluster) BatchScript(t testing.TB, body string) string {
 // the job id and sbatch's stderr.
 func (c *Cluster) TrySbatch(t testing.TB, args ...string) (uint64, string, error) {
 	t.Helper()
-	out, stderr, err := c.Run(t, "sbatch", append([]string{"--parsable", "--output=" + c.JobOut("%j")}, args...)...)
+	return c.TrySbatchEnv(t, nil, args...)
+}
+
+// TrySbatchEnv is TrySbatch run with the variables vars ("NAME=value")
+// added to its environment, as MODEL=x sbatch ... runs it.
+func (c *Cluster) TrySbatchEnv(t testing.TB, vars []string, args ...string) (uint64, string, error) {
+	t.Helper()
+	cmd := append([]string{"sbatch", "--parsable", "--output=" + c.JobOut("%j")}, args...)
+	if len(vars) > 0 {
+		cmd = append(append([]string{"env"}, vars...), cmd...)
+	}
+	out, stderr, err := c.Run(t, cmd[0], cmd[1:]...)
 	if err != nil {
 		return 0, stderr, err
 	}

@@ -127,14 +127,9 @@ torchrun --nproc_per_node 1 train.py --model ${MODEL:-resnet18} --batch-size 64
 	path := c.BatchScript(t, body)
 	submit := func(vars []string, args ...string) job {
 		t.Helper()
-		cmd := append(append(append([]string{}, vars...), "sbatch", "--parsable", "--output="+c.JobOut("%j"), "-H"), args...)
-		out, stderr, err := c.Run(t, "env", append(cmd, path)...)
+		id, stderr, err := c.TrySbatchEnv(t, vars, append(append([]string{"-H"}, args...), path)...)
 		if err != nil {
-			t.Fatalf("env %v: %v\n%s", cmd, err, stderr)
-		}
-		id, err := clustertest.ParseSbatchID(out)
-		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v sbatch %v: %v\n%s", vars, args, err, stderr)
 		}
 		return c.job(t, id)
 	}
