@@ -160,7 +160,7 @@ func BenchmarkParseScript200Parts(b *testing.B) {
 	})
 	b.Run("features", func(b *testing.B) {
 		for b.Loop() {
-			scriptFeatures(script200, nil, nil, nil) //nolint:errcheck // the cost is the point
+			scriptFeatures(script200, nil, nil, nil, nil, new([]string)) //nolint:errcheck // the cost is the point
 		}
 	})
 }

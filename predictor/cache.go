@@ -45,16 +45,42 @@ func (c *ScriptCache) ParseArgs(text string, args []string) Script {
 // ParseEnv is ParseScriptEnv through the cache: a script is the same
 // script again only with the same arguments and environment.
 func (c *ScriptCache) ParseEnv(text string, args, env []string) Script {
+	return c.ParseFiles(text, args, env, nil)
+}
+
+// ParseFiles is ParseScriptFiles through the cache: a script is the same
+// script again only with the same arguments, environment and files. The
+// reading without files, which gives the signature and the files named,
+// is cached as ParseEnv's.
+func (c *ScriptCache) ParseFiles(text string, args, env []string, files map[string]string) Script {
 	if c == nil {
-		return ParseScriptEnv(text, args, env)
+		return ParseScriptFiles(text, args, env, files)
 	}
+	key := scriptKey(text, args, env, files)
+	if s, ok := c.lru.Get(key); ok {
+		c.hits.Add(1)
+		return s.clone()
+	}
+	var s Script
+	if len(files) == 0 {
+		c.misses.Add(1)
+		s = ParseScriptEnv(text, args, env)
+	} else {
+		s = withFiles(c.ParseEnv(text, args, env), text, args, env, files)
+	}
+	c.lru.Add(key, s.clone())
+	return s
+}
+
+// scriptKey hashes a script with its arguments, environment and files.
+func scriptKey(text string, args, env []string, files map[string]string) [sha256.Size]byte {
 	// The hash reads the script in place: no copy of a script of several MB.
 	h := sha256.New()
 	h.Write(unsafe.Slice(unsafe.StringData(text), len(text)))
-	// After the script, the arguments and then the environment, each
-	// list counted and each entry length-prefixed, so that no script,
-	// arguments and environment hash as another's; unknown arguments
-	// are marked apart from none.
+	// After the script, the arguments, the environment and the files'
+	// paths and texts, each list counted and each entry length-prefixed,
+	// so that no script, arguments, environment and files hash as
+	// another's; unknown arguments are marked apart from none.
 	var n [8]byte
 	list := func(tag byte, l []string) {
 		binary.LittleEndian.PutUint64(n[:], uint64(len(l)))
@@ -72,16 +98,16 @@ func (c *ScriptCache) ParseEnv(text string, args, env []string) Script {
 	if len(env) > 0 {
 		list(1, env)
 	}
+	if len(files) > 0 {
+		l := make([]string, 0, 2*len(files))
+		for _, p := range slices.Sorted(maps.Keys(files)) {
+			l = append(l, p, files[p])
+		}
+		list(2, l)
+	}
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
-	if s, ok := c.lru.Get(key); ok {
-		c.hits.Add(1)
-		return s.clone()
-	}
-	c.misses.Add(1)
-	s := ParseScriptEnv(text, args, env)
-	c.lru.Add(key, s.clone())
-	return s
+	return key
 }
 
 // Stats reports the cache's hits and misses since it was made.
@@ -97,5 +123,6 @@ func (s Script) clone() Script {
 	s.Sbatch = slices.Clone(s.Sbatch)
 	s.Features.Unknown = slices.Clone(s.Features.Unknown)
 	s.Features.From = maps.Clone(s.Features.From)
+	s.Files = slices.Clone(s.Files)
 	return s
 }

@@ -275,14 +275,19 @@ const MaxFeatureLine = 1 << 16
 // scriptFeatures reads the features of a batch script: #SBATCH options
 // already parsed, then every command the script runs, read as bash would
 // run it (see shellReader). A script bash cannot parse is read line by line,
-// so a half-broken script still yields the commands that parse.
-func scriptFeatures(text string, sbatch []Option, args, env []string) (Features, *submission) {
+// so a half-broken script still yields the commands that parse. The config
+// files its launch commands name and did not write are read from given (by
+// their jobPath) and, where given lacks them, added to wanted.
+func scriptFeatures(text string, sbatch []Option, args, env []string, given map[string]string, wanted *[]string) (Features, *submission) {
 	var f Features
 	found := false
 	spread := false // the main launch runs on every node, its count per node
 	var launchWords []string
 	r := newShellReader(func(c command) {
 		cf, ok := commandFeatures(c.words, c.workdir, c.env)
+		if ok {
+			c.files = jobFiles(c, given, wanted)
+		}
 		if ok && len(c.files) > 0 {
 			if ff, found := fileFeatures(c.words, c.files); found {
 				// What the command's own flags say wins over its config file.

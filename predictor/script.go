@@ -26,6 +26,12 @@ type Script struct {
 	// Features are what the launch commands say about the work: model,
 	// batch size, precision, GPUs (see Features).
 	Features Features
+	// Files are the config files (YAML, JSON) the launch commands name
+	// that the script neither wrote nor was given (ParseScriptFiles), as
+	// paths the submitter's shell would open: absolute, under the home
+	// directory ("~/runs/a.yaml") or relative to the submission directory
+	// ("configs/llama2-7b.yaml"). At most MaxJobFiles, in the order named.
+	Files []string `json:",omitempty"`
 }
 
 // SignatureVersion names how Signature is computed. Change it with any
@@ -145,7 +151,7 @@ func ParseScript(text string) Script {
 // the options sbatch is given over its header; the signature stays the
 // script's own, so that a submitter's runs never mix with its job's.
 func ParseScriptArgs(text string, args []string) Script {
-	return parseScript(text, args, nil, nil, true)
+	return parseScript(text, args, nil, nil, nil, true)
 }
 
 // ParseScriptEnv is ParseScriptArgs for a script submitted with the
@@ -159,15 +165,37 @@ func ParseScriptArgs(text string, args []string) Script {
 // variables the script does not set are unset, as ParseScriptArgs reads
 // them.
 func ParseScriptEnv(text string, args, env []string) Script {
-	return parseScript(text, args, env, nil, true)
+	return parseScript(text, args, env, nil, nil, true)
+}
+
+// ParseScriptFiles is ParseScriptEnv with the text of some of the files a
+// first reading listed in Script.Files, by those paths: each is read as a
+// config file the script had written itself (its settings as the
+// program's own flags; what the command line says wins). Only Features
+// change: the signature stays the script's, so that a run whose files
+// could not be read is still the same job again, and Files lists what
+// was named and not given.
+func ParseScriptFiles(text string, args, env []string, files map[string]string) Script {
+	return withFiles(ParseScriptEnv(text, args, env), text, args, env, files)
+}
+
+// withFiles is ParseScriptFiles given the script's reading without files.
+func withFiles(s Script, text string, args, env []string, files map[string]string) Script {
+	if len(files) == 0 || len(s.Files) == 0 {
+		return s
+	}
+	w := parseScript(text, args, env, nil, files, true)
+	s.Features, s.Files = w.Features, w.Files
+	return s
 }
 
 // MaxScriptEnv bounds the environment entries a script is read with.
 const MaxScriptEnv = 256
 
-// parseScript is ParseScriptEnv, with options given over the header (from
-// sbatch's command line) and whether a submitted job may be followed.
-func parseScript(text string, args, env []string, over []Option, follow bool) Script {
+// parseScript is ParseScriptFiles without the script's own signature kept,
+// with options given over the header (from sbatch's command line) and
+// whether a submitted job may be followed.
+func parseScript(text string, args, env []string, over []Option, files map[string]string, follow bool) Script {
 	var s Script
 	orig := text
 	h := sha256.New()
@@ -197,12 +225,16 @@ func parseScript(text string, args, env []string, over []Option, follow bool) Sc
 	own := len(s.Sbatch) > 0
 	s.Sbatch = append(s.Sbatch, over...)
 	var sub *submission
-	s.Features, sub = scriptFeatures(orig, s.Sbatch, args, env)
+	wanted := []string{}
+	s.Features, sub = scriptFeatures(orig, s.Sbatch, args, env, files, &wanted)
+	if len(wanted) > 0 {
+		s.Files = wanted
+	}
 	if follow && !own && sub != nil {
 		// The job a submitter hands sbatch runs with the environment the
 		// submitter was given.
-		job := parseScript(sub.text, []string{}, env, sub.opts, false)
-		s.Sbatch, s.Features = job.Sbatch, job.Features
+		job := parseScript(sub.text, []string{}, env, sub.opts, files, false)
+		s.Sbatch, s.Features, s.Files = job.Sbatch, job.Features, job.Files
 		s.Features.shiftLines(sub.bodyLine)
 		src := "the job sbatch is given on its standard input"
 		if sub.line > 0 {

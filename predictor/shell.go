@@ -66,6 +66,10 @@ type command struct {
 	env     map[string]string
 	// files are those the script wrote with a heredoc, by name.
 	files map[string]string
+	// dir is the directory the command runs in as a path jobPath can
+	// read (see cd); dirOK is false once a cd went somewhere not known.
+	dir   string
+	dirOK bool
 	// line is the script line the command is read from (for code run by
 	// bash -c, eval or a function, the line that runs it); 0 when the
 	// script was read in pieces.
@@ -84,6 +88,9 @@ type shellReader struct {
 	args    []string
 	sourced bool // a file Augur cannot see was sourced: unset variables are unknown
 	workdir string
+	// dir and dirOK are the directory as command.dir has it.
+	dir   string
+	dirOK bool
 	// log records writes to variables inside subshells and branches
 	// (marks deep), to undo them afterwards.
 	log   []undo
@@ -131,7 +138,7 @@ type submission struct {
 }
 
 func newShellReader(emit func(command)) *shellReader {
-	return &shellReader{vars: map[string]shVar{}, exported: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, emit: emit}
+	return &shellReader{vars: map[string]shVar{}, exported: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, emit: emit, dirOK: true}
 }
 
 // spend counts n units of work and reports whether the budget allows more.
@@ -356,11 +363,11 @@ func declExports(args []*syntax.Assign) bool {
 
 // subshell runs fn with the variables and directory restored afterwards.
 func (r *shellReader) subshell(fn func()) {
-	wd := r.workdir
+	wd, dir, dirOK := r.workdir, r.dir, r.dirOK
 	mark := r.begin()
 	fn()
 	r.rollback(mark)
-	r.workdir = wd
+	r.workdir, r.dir, r.dirOK = wd, dir, dirOK
 }
 
 // undo is how to restore one variable written inside a subshell or branch.
@@ -660,6 +667,10 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 		if len(args) > 1 {
 			r.workdir = args[len(args)-1]
 		}
+		r.cd(args[1:])
+		return
+	case "popd":
+		r.dirOK = false
 		return
 	case "source", ".":
 		if len(args) > 1 {
@@ -788,7 +799,7 @@ func (r *shellReader) env(words []string) map[string]string {
 // it runs.
 func (r *shellReader) emitWords(words []string, env map[string]string) {
 	r.last = words
-	r.emit(command{words: words, workdir: r.workdir, env: env, line: r.line, files: r.files})
+	r.emit(command{words: words, workdir: r.workdir, dir: r.dir, dirOK: r.dirOK, env: env, line: r.line, files: r.files})
 }
 
 // Bounds on the lines of options read as continuing a launch: the words

@@ -1,0 +1,125 @@
+package predictor
+
+import (
+	"maps"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A job's own files: the config files a launch command names that the
+// script did not write (python train.py --config configs/llama2-7b.yaml)
+// are on the submitter's disk, not in the script. The reader stays pure:
+// it lists them (Script.Files), and whoever can read them (augurd, where
+// predictor.job_files allows it, or augur predict) hands their text back
+// to ParseScriptFiles, which reads them as it reads the config files a
+// script writes with a heredoc.
+
+// MaxJobFiles bounds the files a script is read with, and those it lists.
+const MaxJobFiles = 8
+
+// jobFileExts are the config files read: YAML and JSON, the formats
+// configFileFeatures reads.
+var jobFileExts = set(".yaml", ".yml", ".json")
+
+// cd follows the shell's directory as command.dir keeps it: "" is the
+// submission directory (where sbatch ran, $SLURM_SUBMIT_DIR), "~" the
+// user's home, and a directory the reader cannot name ($(dirname $0),
+// cd -, an unknown variable) makes every relative path after it unknown.
+func (r *shellReader) cd(args []string) {
+	if len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
+		args = args[1:] // cd -P dir
+	}
+	switch {
+	case len(args) == 0:
+		r.dir, r.dirOK = "~", true
+	case len(args) > 1 || args[0] == "-":
+		r.dirOK = false
+	default:
+		r.dir, r.dirOK = jobPath(r.dir, r.dirOK, args[0])
+	}
+}
+
+// jobPath resolves p, a path a command names, in dir: an absolute path,
+// one under the home directory ("~/x"), or one relative to the submission
+// directory. ok is false where the path cannot be named: an unknown
+// variable or command substitution in it, or a relative path after a cd
+// the reader could not follow.
+func jobPath(dir string, dirOK bool, p string) (string, bool) {
+	for _, v := range []string{"${SLURM_SUBMIT_DIR}", "$SLURM_SUBMIT_DIR"} {
+		if rest, ok := strings.CutPrefix(p, v); ok && (rest == "" || rest[0] == '/') {
+			p, dir, dirOK = "."+rest, "", true
+		}
+	}
+	for _, v := range []string{"${HOME}", "$HOME"} {
+		if rest, ok := strings.CutPrefix(p, v); ok && (rest == "" || rest[0] == '/') {
+			p = "~" + rest
+		}
+	}
+	switch {
+	case p == "" || unexpanded(p) || strings.ContainsAny(p, "`*?[") || strings.HasPrefix(p, "~") && p != "~" && !strings.HasPrefix(p, "~/"):
+		return "", false // $(...), ~otheruser, a glob
+	case path.IsAbs(p) || p == "~" || strings.HasPrefix(p, "~/"):
+		return path.Clean(p), true
+	case !dirOK:
+		return "", false
+	}
+	return path.Join(dir, p), true
+}
+
+// jobFiles looks up the config files a command names that the script did
+// not write: those found in given join the command's files under the name
+// the command gives them; the others are added to wanted (once each, at
+// most MaxJobFiles in all).
+func jobFiles(c command, given map[string]string, wanted *[]string) map[string]string {
+	files := c.files
+	copied := false
+	for _, w := range c.words[1:] {
+		if _, v, ok := strings.Cut(w, "="); ok {
+			w = v // --config=a.yaml, config=a.yaml
+		}
+		if !jobFileExts[strings.ToLower(path.Ext(w))] {
+			continue
+		}
+		if _, ok := files[w]; ok {
+			continue // the script wrote it
+		}
+		p, ok := jobPath(c.dir, c.dirOK, w)
+		if !ok {
+			continue
+		}
+		if text, ok := given[p]; ok {
+			if !copied {
+				files, copied = maps.Clone(c.files), true
+				if files == nil {
+					files = map[string]string{}
+				}
+			}
+			files[w] = text
+			continue
+		}
+		if len(*wanted) < MaxJobFiles && !slices.Contains(*wanted, p) {
+			*wanted = append(*wanted, p)
+		}
+	}
+	return files
+}
+
+// FilePath is where a path of Script.Files is on disk for a job submitted
+// from workdir by a user whose home directory is home: an absolute path as
+// it is, "~/..." under home, a relative path under workdir. ok is false
+// where the directory it needs is not an absolute path.
+func FilePath(p, workdir, home string) (string, bool) {
+	dir := workdir
+	switch {
+	case filepath.IsAbs(p):
+		return filepath.Clean(p), true
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		dir, p = home, strings.TrimPrefix(p[1:], "/")
+	}
+	if !filepath.IsAbs(dir) {
+		return "", false
+	}
+	return filepath.Join(dir, p), true
+}
