@@ -62,6 +62,9 @@ type ScriptResult struct {
 	File     string             `json:"file"`
 	Pattern  string             `json:"pattern,omitempty"`
 	Features predictor.Features `json:"features"`
+	// Files are the config files the script names and does not write
+	// (predictor.Script.Files): eval reads the script alone, without them.
+	Files []string `json:"files,omitempty"`
 	// Outcomes per scored feature, with what was stated and what was read.
 	Outcomes map[string]FeatureOutcome `json:"outcomes"`
 	// BadModel is set when the model Augur reported is a wrapper, a
@@ -168,6 +171,13 @@ func ScriptFiles(dir fs.FS) ([]string, error) {
 // against its label and runs predict on it. Scripts without a label, and
 // labels without a script, are errors: a corpus must say what it holds.
 func EvalScripts(dir fs.FS, predict Predict) (ScriptsReport, error) {
+	return EvalScriptsFiles(dir, nil, predict)
+}
+
+// EvalScriptsFiles is EvalScripts with the config files the scripts name
+// (predictor.Script.Files) in files: those of script S under S/, each by
+// FileKey of the path S names it by. A nil files reads the scripts alone.
+func EvalScriptsFiles(dir, jobFiles fs.FS, predict Predict) (ScriptsReport, error) {
 	labels, err := LoadLabels(dir)
 	if err != nil {
 		return ScriptsReport{}, err
@@ -204,7 +214,17 @@ func EvalScripts(dir fs.FS, predict Predict) (ScriptsReport, error) {
 		if err != nil {
 			return ScriptsReport{}, err
 		}
-		r := ScoreScript(f, string(text), labels[f], predict)
+		s := predictor.ParseScript(string(text))
+		if jobFiles != nil && len(s.Files) > 0 {
+			given := map[string]string{}
+			for _, p := range s.Files {
+				if b, err := fs.ReadFile(jobFiles, path.Join(f, FileKey(p))); err == nil {
+					given[p] = string(b)
+				}
+			}
+			s = predictor.ParseScriptFiles(string(text), nil, nil, given)
+		}
+		r := ScoreReading(f, s, labels[f], predict)
 		for name, o := range r.Outcomes {
 			s := scores[name]
 			switch o.Outcome {
@@ -264,10 +284,14 @@ func EvalScripts(dir fs.FS, predict Predict) (ScriptsReport, error) {
 }
 
 // ScoreScript reads one script and scores it against its label.
-func ScoreScript(file, text string, l Label, predict Predict) (r ScriptResult) {
-	s := predictor.ParseScript(text)
+func ScoreScript(file, text string, l Label, predict Predict) ScriptResult {
+	return ScoreReading(file, predictor.ParseScript(text), l, predict)
+}
+
+// ScoreReading scores a script's reading against its label.
+func ScoreReading(file string, s predictor.Script, l Label, predict Predict) (r ScriptResult) {
 	f := s.Features
-	r = ScriptResult{File: file, Pattern: l.Pattern, Features: f, Outcomes: map[string]FeatureOutcome{}}
+	r = ScriptResult{File: file, Pattern: l.Pattern, Features: f, Files: s.Files, Outcomes: map[string]FeatureOutcome{}}
 	model := f.Model
 	if f.ModelFrom == "path" && (l.Model == nil || !SameModel(*l.Model, f.Model)) {
 		// The program's or its directory's name stands in for a model
@@ -391,6 +415,26 @@ func WrapperOrVariable(m string) bool {
 	m = strings.ToLower(m)
 	return notModelWords[m] || notModelWords[path.Base(m)] || strings.ContainsAny(m, "$`{}@") ||
 		strings.HasPrefix(m, "python")
+}
+
+// FileKey is where a config file a script names by p (predictor.Script.Files)
+// is kept beside it for EvalScriptsFiles: a relative path as it is, with
+// each leading "../" as "up/", an absolute one under "abs/", one in the
+// home directory under "home/" (/scratch/a.yaml is abs/scratch/a.yaml,
+// ~/sft/a.yaml is home/sft/a.yaml).
+func FileKey(p string) string {
+	switch {
+	case strings.HasPrefix(p, "/"):
+		return "abs" + path.Clean(p)
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		return path.Join("home", p[1:])
+	}
+	p = path.Clean(p)
+	up := ""
+	for p == ".." || strings.HasPrefix(p, "../") {
+		up, p = up+"up/", strings.TrimPrefix(strings.TrimPrefix(p, ".."), "/")
+	}
+	return path.Join(up, p)
 }
 
 // isDigits reports whether s is a non-empty run of ASCII digits.

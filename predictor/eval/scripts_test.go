@@ -134,3 +134,51 @@ func FuzzEvalScripts(f *testing.F) {
 		}
 	})
 }
+
+// TestEvalScriptsFiles: with the config files the scripts name beside
+// them, each script is read with its own (a.sbatch's and b.sbatch's
+// configs/run.yaml are two files), and a file not there is read without.
+func TestEvalScriptsFiles(t *testing.T) {
+	script := "#!/bin/bash\ncd /scratch/u\npython train.py --config configs/run.yaml\n"
+	dir := fstest.MapFS{
+		"labels.json": {Data: []byte(`{"a.sbatch": {"model": "resnet50"}, "b.sbatch": {"model": "vit_base_patch16_224"},
+			"c.sbatch": {"model": "convnext_tiny"}}`)},
+		"a.sbatch": {Data: []byte(script)},
+		"b.sbatch": {Data: []byte(script)},
+		"c.sbatch": {Data: []byte(script)},
+	}
+	files := fstest.MapFS{
+		"a.sbatch/abs/scratch/u/configs/run.yaml": {Data: []byte("model: resnet50\n")},
+		"b.sbatch/abs/scratch/u/configs/run.yaml": {Data: []byte("model:\n  arch: vit_base_patch16_224\n")},
+	}
+	rep, err := EvalScriptsFiles(dir, files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Score{Feature: "model", Stated: 3, Correct: 2, Missed: 1}, rep.Scores[0]); diff != "" {
+		t.Errorf("model (-want +got):\n%s", diff)
+	}
+	for _, r := range rep.Results {
+		if read := len(r.Files) == 0; read == (r.File == "c.sbatch") {
+			t.Errorf("%s: files left unread %q", r.File, r.Files)
+		}
+	}
+	if alone, _ := EvalScripts(dir, nil); alone.Scores[0].Correct != 0 {
+		t.Errorf("the scripts alone: %+v", alone.Scores[0])
+	}
+}
+
+func TestFileKey(t *testing.T) {
+	for p, want := range map[string]string{
+		"configs/a.yaml":     "configs/a.yaml",
+		"./configs/a.yaml":   "configs/a.yaml",
+		"../../x/a.yaml":     "up/up/x/a.yaml",
+		"/scratch/u/a.yaml":  "abs/scratch/u/a.yaml",
+		"/scratch/../a.yaml": "abs/a.yaml",
+		"~/sft/a.yaml":       "home/sft/a.yaml",
+	} {
+		if got := FileKey(p); got != want {
+			t.Errorf("FileKey(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

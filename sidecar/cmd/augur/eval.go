@@ -30,6 +30,7 @@ func runEval(args []string) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	scripts := fs.String("scripts", "", "directory of batch scripts with a labels.json of what a person reads from each")
 	verbose := fs.Bool("verbose", false, "with --scripts: list every feature read wrong, missed or read where the script says nothing")
+	jobFiles := fs.String("job-files", "", "with --scripts: a directory of the config files the scripts name, script S's under S/ (absolute paths under abs/, ~/ under home/, the rest by the relative path; see eval.FileKey); without it the scripts are read alone")
 	timing := fs.Bool("timing", false, "with --scripts: time reading each script (augurd's first sight of it) and print the spread")
 	calibrate := fs.Bool("calibrate-prior", false, "with --dataset: fit the shipped prior's constants on the calibration half of the families, and print them")
 	if err := parseFlags(fs, args); err != nil {
@@ -39,7 +40,7 @@ func runEval(args []string) error {
 		return badUsage(fs, "--timing goes with --scripts DIR, and prints text: give it without --json")
 	}
 	if *scripts != "" {
-		if err := evalScripts(*scripts, *verbose, *asJSON); err != nil || !*timing {
+		if err := evalScripts(*scripts, *jobFiles, *verbose, *asJSON); err != nil || !*timing {
 			return err
 		}
 		return timeScripts(*scripts)
@@ -94,8 +95,15 @@ func runEval(args []string) error {
 
 // evalScripts scores how Augur reads the labelled scripts of dir, and
 // predicts from each as augur predict would, which must never fail.
-func evalScripts(dir string, verbose, asJSON bool) error {
-	rep, err := eval.EvalScripts(os.DirFS(dir), eval.PredictCold)
+func evalScripts(dir, jobFiles string, verbose, asJSON bool) error {
+	var files fs.FS
+	if jobFiles != "" {
+		if fi, err := os.Stat(jobFiles); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--job-files %s: not a directory", jobFiles)
+		}
+		files = os.DirFS(jobFiles)
+	}
+	rep, err := eval.EvalScriptsFiles(os.DirFS(dir), files, eval.PredictCold)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
