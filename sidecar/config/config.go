@@ -178,6 +178,27 @@ type Predictor struct {
 	RetrainInterval time.Duration `mapstructure:"retrain_interval"`
 	// RetrainAfter new outcomes start a training early.
 	RetrainAfter int `mapstructure:"retrain_after"`
+	// JobFiles lets augurd read the config files a job's script names
+	// from the submitter's disk.
+	JobFiles JobFiles `mapstructure:"job_files"`
+}
+
+// JobFiles is augurd reading the config files (YAML, JSON) a batch script's
+// launch commands name and do not write (python train.py --config
+// configs/llama2-7b.yaml), from the job's submission directory, as the job
+// will: the model, batch size and precision they set are then read as the
+// command's own flags. augurd reads a file only where it is a regular file
+// the job's user owns, within the budget; otherwise it decides as if the
+// file were not there.
+type JobFiles struct {
+	// Enabled turns the reading on; it needs the users' file systems
+	// mounted where augurd runs.
+	Enabled bool `mapstructure:"enabled"`
+	// Budget is how long one submission waits for its files (all of
+	// them); a file not read by then is left out of that decision.
+	Budget time.Duration `mapstructure:"budget"`
+	// MaxBytes is the largest file read; a larger one is left out.
+	MaxBytes ByteSize `mapstructure:"max_bytes"`
 }
 
 // Outcomes is augurd's endpoint for the compute nodes' job reports.
@@ -373,6 +394,7 @@ func Default() Config {
 			ModelDir:        "/var/lib/augur/models",
 			RetrainInterval: 6 * time.Hour,
 			RetrainAfter:    200,
+			JobFiles:        JobFiles{Budget: 10 * time.Millisecond, MaxBytes: 64 << 10},
 		},
 		Node: Node{
 			Augurd:         "localhost:6831",
@@ -621,6 +643,13 @@ func (c *Config) Validate() error {
 	}
 	if c.Predictor.RetrainAfter < 1 {
 		bad("predictor.retrain_after", "is %d; give 1 or more", c.Predictor.RetrainAfter)
+	}
+	if jf := c.Predictor.JobFiles; jf.Budget < time.Millisecond || jf.Budget >= c.Shim.Timeout {
+		bad("predictor.job_files.budget", "is %s; give 1ms or more, and less than shim.timeout (%s), which the whole decision must fit in",
+			jf.Budget, c.Shim.Timeout)
+	}
+	if jf := c.Predictor.JobFiles; jf.MaxBytes < 1<<10 || jf.MaxBytes > 1<<20 {
+		bad("predictor.job_files.max_bytes", "is %d bytes; give 1KiB to 1MiB", int64(jf.MaxBytes))
 	}
 	if c.Node.Interval < 100*time.Millisecond || c.Node.Interval > time.Minute {
 		bad("node.interval", "is %s; give 100ms to 1m", c.Node.Interval)

@@ -108,7 +108,7 @@ func (d Decision) Response(token string) wire.Response {
 // read through scripts (nil: read afresh). A GPU request that does not parse
 // is reported, and the job is treated as asking for none.
 func JobFromRequest(r *wire.Request, scripts *predictor.ScriptCache) (predictor.Job, error) {
-	script := scripts.ParseEnv(r.Script, r.ScriptArgs(), r.Env)
+	script := scripts.ParseFiles(r.Script, r.ScriptArgs(), r.Env, r.Files)
 	gpus, err := predictor.GPURequests(r.TRES.PerNode, r.TRES.PerJob, r.TRES.PerTask, r.TRES.PerSocket)
 	job := predictor.Job{
 		UserID:    r.UserID,

@@ -52,6 +52,7 @@ type settings struct {
 	predictor  predictor.Predictor
 	commitWait time.Duration
 	live       config.Live
+	jobFiles   config.JobFiles
 }
 
 // Service decides submissions.
@@ -73,6 +74,10 @@ type Service struct {
 	layout      atomic.Pointer[core.Layout]
 	layoutPoke  chan struct{}
 	layoutReads atomic.Int64
+	// fileSlots are the job file reads in flight (jobFileSlots);
+	// readFile reads one (readJobFile; a test's stand-in for a hung disk).
+	fileSlots chan struct{}
+	readFile  func(path string, uid uint32, maxBytes int64) (string, metrics.JobFileResult)
 
 	mu    sync.Mutex // guards cfg and model, the inputs of cur
 	cfg   *config.Config
@@ -91,7 +96,8 @@ var _ server.Handler = (*Service)(nil)
 // NewService returns a Service deciding by cfg.
 func NewService(cfg *config.Config, st Store, m *metrics.Metrics, log *slog.Logger, now func() time.Time) *Service {
 	s := &Service{store: st, metrics: m, log: log, now: now, hist: newHistoryCache(historyTTL, now),
-		scripts: predictor.NewScriptCache(scriptCacheSize), layoutPoke: make(chan struct{}, 1)}
+		scripts: predictor.NewScriptCache(scriptCacheSize), layoutPoke: make(chan struct{}, 1),
+		fileSlots: make(chan struct{}, jobFileSlots), readFile: readJobFile}
 	m.WatchScriptCache(s.scripts.Stats)
 	s.Reload(cfg)
 	return s
@@ -149,6 +155,7 @@ func (s *Service) publish() {
 		predictor:  predictor.NewCombined(s.model, hist),
 		commitWait: s.cfg.Store.CommitWait,
 		live:       s.cfg.Live,
+		jobFiles:   s.cfg.Predictor.JobFiles,
 	})
 }
 
@@ -175,6 +182,12 @@ func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Reques
 	}
 	start := s.now()
 	set := s.cur.Load()
+	req.Files = nil // augurd reads them itself, never takes them from the caller
+	if jf := set.jobFiles; jf.Enabled {
+		if first := s.scripts.ParseEnv(req.Script, req.ScriptArgs(), req.Env); len(first.Files) > 0 {
+			req.Files = s.readJobFiles(req, first.Files, jf.Budget, int64(jf.MaxBytes))
+		}
+	}
 	job, gresErr := core.JobFromRequest(req, s.scripts)
 	hist := s.history(ctx, req.UserID, job.Script.Signature)
 	d := core.Decide(core.Input{

@@ -34,6 +34,9 @@ type (
 	LiveActionKind string
 	// LiveActionResult says what became of a live action.
 	LiveActionResult string
+	// JobFileResult says what became of a config file a script names
+	// (predictor.job_files).
+	JobFileResult string
 )
 
 // The label values in use.
@@ -44,6 +47,13 @@ const (
 	RefusePeer   RefuseReason = "peer"   // caller not root or SlurmUser
 	RefuseDecode RefuseReason = "decode" // garbage on the socket
 	RefusePanic  RefuseReason = "panic"  // the decision panicked; answered fail-open
+
+	JobFileRead    JobFileResult = "read"    // read and used
+	JobFileAbsent  JobFileResult = "absent"  // no such file, or no directory to find it in
+	JobFileRefused JobFileResult = "refused" // not a regular file the job's user owns, or too large
+	JobFileLate    JobFileResult = "late"    // not read within the budget
+	JobFileBusy    JobFileResult = "busy"    // too many reads already waiting (a hung file system)
+	JobFileFailed  JobFileResult = "failed"  // the read failed
 
 	StoreRecord  StoreOp = "record"
 	StoreHistory StoreOp = "history"
@@ -122,6 +132,10 @@ type Metrics struct {
 
 	// OrphanedSubmissions counts records the linker marked ORPHANED.
 	OrphanedSubmissions prometheus.Counter
+
+	// JobFiles counts the config files scripts name that augurd went to
+	// read (predictor.job_files), by what became of each.
+	JobFiles *prometheus.CounterVec
 }
 
 // New creates the metrics and registers them, with the Go and process
@@ -292,6 +306,14 @@ func New(storePending func() float64) *Metrics {
 		Help: "Decisions that no Slurm job carries (the shim had stopped waiting, or slurmctld refused the job), marked ORPHANED by the linker.",
 	})
 	m.Registry.MustRegister(m.OrphanedSubmissions)
+	m.JobFiles = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: fq("", "job_files_total"),
+		Help: "Config files named by batch scripts that augurd went to read (predictor.job_files), by result.",
+	}, []string{"result"})
+	m.Registry.MustRegister(m.JobFiles)
+	for _, r := range []JobFileResult{JobFileRead, JobFileAbsent, JobFileRefused, JobFileLate, JobFileBusy, JobFileFailed} {
+		m.JobFiles.WithLabelValues(string(r))
+	}
 	for _, a := range []Action{ActionAccept, ActionReject} {
 		m.Decisions.WithLabelValues(string(a))
 	}
@@ -362,3 +384,6 @@ func (m *Metrics) StoreFailed(op StoreOp) { m.StoreErrors.WithLabelValues(string
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
+
+// JobFile counts one config file augurd went to read.
+func (m *Metrics) JobFile(r JobFileResult) { m.JobFiles.WithLabelValues(string(r)).Inc() }

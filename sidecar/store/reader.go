@@ -46,12 +46,13 @@ func OpenReadOnly(ctx context.Context, path string) (*Reader, error) {
 // Close closes the database.
 func (r *Reader) Close() error { return r.db.Close() }
 
-// Latest returns the n newest submissions, newest first, without their scripts.
+// Latest returns the n newest submissions, newest first, without their
+// scripts (with their features).
 func (r *Reader) Latest(ctx context.Context, n int) ([]Submission, error) {
 	rows, err := r.db.QueryContext(ctx, `
 SELECT token, received_at_ns, submit_uid, user_id, user_name, account, partition_name, qos,
        job_name, signature, request_json, decision_json, action, pred_mem_mib, pred_mem_hi_mib,
-       pred_runtime_sec, pred_runtime_hi_sec, pred_source, decision_us, job_id
+       pred_runtime_sec, pred_runtime_hi_sec, pred_source, decision_us, job_id, coalesce(features_json, '')
 FROM submissions ORDER BY received_at_ns DESC LIMIT ?`, n)
 	if err != nil {
 		return nil, fmt.Errorf("store: latest submissions: %w", err)
@@ -63,15 +64,19 @@ FROM submissions ORDER BY received_at_ns DESC LIMIT ?`, n)
 			sub      Submission
 			received int64
 			jobID    sql.NullInt64
+			features string
 		)
 		if err := rows.Scan(&sub.Token, &received, &sub.SubmitUID, &sub.UserID, &sub.User, &sub.Account,
 			&sub.Partition, &sub.QOS, &sub.Name, &sub.Signature, &sub.Request, &sub.Decision,
 			&sub.Action, &sub.PredMemMiB, &sub.PredMemHiMiB, &sub.PredRuntimeSec, &sub.PredRuntimeHiSec,
-			&sub.PredSource, &sub.DecisionMicros, &jobID); err != nil {
+			&sub.PredSource, &sub.DecisionMicros, &jobID, &features); err != nil {
 			return nil, fmt.Errorf("store: latest submissions: %w", err)
 		}
 		sub.ReceivedAt = fromUnixNano(received)
 		sub.JobID = uint64(jobID.Int64)
+		if features != "" {
+			sub.Features = []byte(features)
+		}
 		out = append(out, sub)
 	}
 	return out, rows.Err()

@@ -50,10 +50,15 @@ func ScriptEnv(script string, environ []string) []string {
 // referenced returns the names a script's text expands: $NAME and ${NAME
 // (${NAME:-x}, ${#NAME}, ${!NAME}), wherever they stand (quoted, in a
 // heredoc, in a string bash -c runs). It reads the text, not the shell:
-// it may name more than run, never fewer.
+// it may name more than run, never fewer. A "~" reads HOME, as the
+// shell's tilde expansion does (cd ~/sft: augurd finds the job's files
+// there, predictor.job_files).
 func referenced(script string) names {
 	var refs names
 	expansions(script, refs.add)
+	if strings.Contains(script, "~") {
+		refs.add("HOME")
+	}
 	return refs
 }
 

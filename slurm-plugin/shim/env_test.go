@@ -33,6 +33,10 @@ python train.py --model "${MODEL:?}" --out ${OUT_DIR:-out} --lr ${#LR} $EXTRA_AR
 	if got := ScriptEnv("#!/bin/bash\nhostname\n", []string{"HOME=/h"}); got != nil {
 		t.Errorf("nothing referenced: %q", got)
 	}
+	// A tilde reads HOME: augurd finds ~/sft/run.yaml under it.
+	if got := ScriptEnv("#!/bin/bash\ncd ~/sft\npython t.py run.yaml\n", []string{"USER=u", "HOME=/h"}); !slices.Equal(got, []string{"HOME=/h"}) {
+		t.Errorf("a tilde: %q, want HOME", got)
+	}
 }
 
 // TestScriptEnvBounds: however large the environment, what is sent stays

@@ -117,6 +117,12 @@ type Request struct {
 	// (SLURM_*, SBATCH_*) are never sent. At most MaxEnv entries of at most
 	// MaxEnvBytes together; none from an older shim.
 	Env []string `json:"env,omitempty"`
+	// Files are the text of the config files the script names
+	// (predictor.Script.Files) that augurd read from the submitter's disk
+	// (predictor.job_files), by the path the script names them by. augurd
+	// sets them, after the request arrives, so that the stored request
+	// reads as it was decided; the shim never sends any.
+	Files map[string]string `json:"files,omitempty"`
 
 	// Shim reports the shim's own health since its last successful request,
 	// which augurd turns into metrics (the shim has no endpoint of its own).

@@ -1,0 +1,191 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/augur-hpc/augur/sidecar/metrics"
+	"github.com/augur-hpc/augur/sidecar/store"
+	"github.com/augur-hpc/augur/slurm-plugin/wire"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// jobScript names its config relative to the submission directory and
+// gives its batch size on the command line.
+const jobScript = "#!/bin/bash\n#SBATCH --gres=gpu:1\n" +
+	"torchrun train.py --config configs/run.yaml --per_device_train_batch_size 4\n"
+
+const jobConfig = "model_name_or_path: meta-llama/Llama-2-7b-hf\nbf16: true\nper_device_train_batch_size: 16\n"
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadJobFile(t *testing.T) {
+	dir := t.TempDir()
+	uid := uint32(os.Getuid())
+	own := filepath.Join(dir, "own.yaml")
+	writeFile(t, own, jobConfig)
+	big := filepath.Join(dir, "big.yaml")
+	writeFile(t, big, strings.Repeat("# padding\n", 200))
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink(own, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		uid        uint32
+		want       metrics.JobFileResult
+	}{
+		{"the user's own file", own, uid, metrics.JobFileRead},
+		{"a link to the user's own file", link, uid, metrics.JobFileRead},
+		{"another user's file", own, uid + 1, metrics.JobFileRefused},
+		{"a link to another user's file", link, uid + 1, metrics.JobFileRefused},
+		{"over max bytes", big, uid, metrics.JobFileRefused},
+		{"a FIFO, without waiting for a writer", fifo, uid, metrics.JobFileRefused},
+		{"a directory", dir, uid, metrics.JobFileRefused},
+		{"no such file", filepath.Join(dir, "none.yaml"), uid, metrics.JobFileAbsent},
+		{"a file for a directory", filepath.Join(own, "x.yaml"), uid, metrics.JobFileAbsent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, got := readJobFile(tc.path, tc.uid, 1024)
+			if got != tc.want || (got == metrics.JobFileRead) != (text == jobConfig) {
+				t.Errorf("%s: %q, want %s", got, text, tc.want)
+			}
+		})
+	}
+}
+
+func TestJobFilePath(t *testing.T) {
+	req := &wire.Request{WorkDir: "/home/ann/sft", Env: []string{"MODEL=x", "HOME=/home/ann"}}
+	for p, want := range map[string]string{
+		"configs/a.yaml":   "/home/ann/sft/configs/a.yaml",
+		"../b/a.yaml":      "/home/ann/b/a.yaml",
+		"/scratch/a.yaml":  "/scratch/a.yaml",
+		"~/runs/a.yaml":    "/home/ann/runs/a.yaml",
+		"/scratch/../a.ya": "/a.ya",
+	} {
+		if got, ok := jobFilePath(p, req); !ok || got != want {
+			t.Errorf("%s: %q %v, want %q", p, got, ok, want)
+		}
+	}
+	for _, r := range []*wire.Request{{}, {WorkDir: "relative"}} {
+		if got, ok := jobFilePath("configs/a.yaml", r); ok {
+			t.Errorf("work dir %q: %q, want none", r.WorkDir, got)
+		}
+	}
+	if got, ok := jobFilePath("~/a.yaml", &wire.Request{WorkDir: "/w"}); ok {
+		t.Errorf("without HOME: %q, want none", got)
+	}
+}
+
+// jobRequest is jobScript submitted from dir by the test's own user.
+func jobRequest(token, dir string) *wire.Request {
+	r := request(token, "gres:gpu:1")
+	r.Script, r.WorkDir, r.UserID = jobScript, dir, uint32(os.Getuid())
+	return r
+}
+
+func storedFeatures(t *testing.T, st *store.Store, token string) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		sub, err := st.Submission(context.Background(), token)
+		if err == nil {
+			return string(sub.Features) + " " + string(sub.Request)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not recorded: %v", token, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestHandleReadsJobFiles: with predictor.job_files on, the config the
+// script names is read from the submission directory, what it sets is the
+// job's (the command line's batch size winning over the file's), and the
+// stored request keeps the file, so that training reads the job as it was
+// decided. Off, nothing is read, and files a caller sends are dropped.
+func TestHandleReadsJobFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "configs/run.yaml"), jobConfig)
+	ctx := context.Background()
+
+	cfg := testConfig(t)
+	cfg.Predictor.JobFiles.Enabled = true
+	svc, st, m := newService(t, cfg)
+	handle(svc, ctx, jobRequest("f1", dir))
+	got := storedFeatures(t, st, "f1")
+	for _, want := range []string{`"model":"meta-llama/llama-2-7b-hf"`, `"precision":"bf16"`, `"batch_size":4`,
+		`"files":{"configs/run.yaml":"model_name_or_path`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stored %s\nwant %s", got, want)
+		}
+	}
+	if n := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileRead))); n != 1 {
+		t.Errorf("augur_job_files_total{result=read} = %v, want 1", n)
+	}
+	other := jobRequest("f2", dir)
+	other.UserID++
+	handle(svc, ctx, other)
+	if got := storedFeatures(t, st, "f2"); strings.Contains(got, "llama") {
+		t.Errorf("another user's job read the file: %s", got)
+	}
+
+	cfg = testConfig(t)
+	svc, st, m = newService(t, cfg)
+	sent := jobRequest("f3", dir)
+	sent.Files = map[string]string{"configs/run.yaml": jobConfig}
+	handle(svc, ctx, sent)
+	if got := storedFeatures(t, st, "f3"); strings.Contains(got, "llama") {
+		t.Errorf("job_files off, yet read: %s", got)
+	}
+	if n := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileRead))); n != 0 {
+		t.Errorf("job_files off, yet %v files read", n)
+	}
+}
+
+// TestJobFilesHungDisk: a read that never returns costs the decision its
+// file after the budget, never its answer; once jobFileSlots reads hang,
+// later submissions do not even start one.
+func TestJobFilesHungDisk(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Predictor.JobFiles.Enabled = true
+	cfg.Predictor.JobFiles.Budget = 5 * time.Millisecond
+	svc, _, m := newService(t, cfg)
+	hung := make(chan struct{})
+	defer close(hung)
+	svc.readFile = func(string, uint32, int64) (string, metrics.JobFileResult) {
+		<-hung
+		return jobConfig, metrics.JobFileRead
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	for i := range jobFileSlots + 3 {
+		start := time.Now()
+		resp := handle(svc, ctx, jobRequest("h"+string(rune('a'+i)), dir))
+		if resp.Action != wire.Accept || time.Since(start) > 2*time.Second {
+			t.Fatalf("submission %d: %+v after %v", i, resp, time.Since(start))
+		}
+	}
+	late := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileLate)))
+	busy := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileBusy)))
+	if late != jobFileSlots || busy != 3 {
+		t.Errorf("late %v, busy %v; want %d, 3", late, busy, jobFileSlots)
+	}
+}
