@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,7 +15,7 @@ import (
 )
 
 func init() {
-	register(command{"predict", "predict [--model FILE] [--gres G] [--gpus N] [-t TIME] [-A ACCOUNT] [-p PARTITION] [-C FEATURES] [-q QOS] [--reservation R] [--gpu-mem-mib N] [--env NAME=VALUE]... [--json] SCRIPT [-- ARG...]: predict a job's peak GPU memory and runtime, and say why; the ARGs after -- are the script's, as sbatch SCRIPT ARG... gives them, and each --env a variable its submission exports (NAME=VALUE sbatch SCRIPT)", runPredict})
+	register(command{"predict", "predict [--model FILE] [--gres G] [--gpus N] [-t TIME] [-A ACCOUNT] [-p PARTITION] [-C FEATURES] [-q QOS] [--reservation R] [--gpu-mem-mib N] [--env NAME=VALUE]... [-D DIR] [--json] SCRIPT [-- ARG...]: predict a job's peak GPU memory and runtime, and say why; the ARGs after -- are the script's, as sbatch SCRIPT ARG... gives them, each --env a variable its submission exports (NAME=VALUE sbatch SCRIPT), and the config files the script names are read from DIR (default: here), as sbatch -D DIR would run it", runPredict})
 }
 
 // parseInterspersed parses flags that may come before or after positional arguments.
@@ -71,6 +73,8 @@ func runPredict(args []string) error {
 	fs.StringVar(&o.Reservation, "reservation", "", "reservation, as sbatch --reservation")
 	gpuMem := fs.Float64("gpu-mem-mib", 0, "memory of one GPU of the requested type, for the whole-GPU default")
 	asJSON := fs.Bool("json", false, "print JSON")
+	chdir := fs.String("D", "", "the directory the job is submitted from, as sbatch -D: the config files the script names are read from it (default: the current directory)")
+	fs.StringVar(chdir, "chdir", "", "same as -D")
 	var env envFlag
 	fs.Var(&env, "env", "a variable the submission exports to the job, NAME=VALUE, as MODEL=gpt2 sbatch SCRIPT gives it (repeatable)")
 	// After "--", the script's own arguments (sbatch job.sh ARG...):
@@ -91,6 +95,12 @@ func runPredict(args []string) error {
 		return err
 	}
 	script := predictor.ParseScriptEnv(string(text), scriptArgs, env)
+	named := script.Files
+	read, err := readFiles(named, *chdir)
+	if err != nil {
+		return err
+	}
+	script = predictor.ParseScriptFiles(string(text), scriptArgs, env, read)
 	o.Gres, o.GPUs, o.Time = *gres, *gpus, *limit
 	job, warnings, err := predictor.ScriptJob(script, o)
 	if err != nil {
@@ -114,9 +124,11 @@ func runPredict(args []string) error {
 		return enc.Encode(struct {
 			Signature   string               `json:"signature"`
 			Features    predictor.Features   `json:"features"`
+			FilesRead   []string             `json:"files_read,omitempty"`
+			FilesUnread []string             `json:"files_unread,omitempty"`
 			GPUTypeHint string               `json:"gpu_type_hint,omitempty"`
 			Prediction  predictor.Prediction `json:"prediction"`
-		}{script.Signature, script.Features, job.GPUTypeHint, p})
+		}{script.Signature, script.Features, slices.Sorted(maps.Keys(read)), script.Files, job.GPUTypeHint, p})
 	}
 	show := func(q predictor.Quantiles, unit string) string {
 		if !q.Known() {
@@ -136,6 +148,12 @@ func runPredict(args []string) error {
 	if len(f.Unknown) > 0 {
 		fmt.Printf("  unknown:           %s (set from something the script does not show)\n", strings.Join(f.Unknown, ", "))
 	}
+	if len(read) > 0 {
+		fmt.Printf("files read:   %s\n", strings.Join(slices.Sorted(maps.Keys(read)), ", "))
+	}
+	if len(script.Files) > 0 {
+		fmt.Printf("not found:    %s (config files the script names; give -D the directory it is submitted from)\n", strings.Join(script.Files, ", "))
+	}
 	fmt.Printf("peak GPU mem: %s  [%s]\n", show(p.GPUMemMiB, "MiB"), p.MemSource)
 	fmt.Printf("runtime:      %s  [%s]  predictable: %v\n", show(p.RuntimeSec, "s"), p.RuntimeSource, p.Predictable)
 	fmt.Printf("why:          %s\n", p.Why)
@@ -148,6 +166,42 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// maxFileBytes is the largest config file augur predict reads, as
+// augurd's predictor.job_files.max_bytes at most.
+const maxFileBytes = 1 << 20
+
+// readFiles reads the config files a script names (predictor.Script.Files)
+// as the job submitted from dir would find them, by those names: those
+// that are not there, or not regular files of at most maxFileBytes, are
+// left out. A dir that is not a directory is an error.
+func readFiles(named []string, dir string) (map[string]string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("-D %s: not a directory: give the directory the job is submitted from", dir)
+	}
+	home, _ := os.UserHomeDir()
+	files := map[string]string{}
+	for _, p := range named {
+		path, ok := predictor.FilePath(p, abs, home)
+		if !ok {
+			continue
+		}
+		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxFileBytes {
+			continue
+		}
+		if b, err := os.ReadFile(path); err == nil && len(b) <= maxFileBytes {
+			files[p] = string(b)
+		}
+	}
+	return files, nil
 }
 
 // envFlag collects --env NAME=VALUE, each a variable of the submission's

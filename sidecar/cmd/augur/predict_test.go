@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,52 @@ func TestPredictEnv(t *testing.T) {
 	if code := run([]string{"predict", "--env", "MODEL", script}, &stdout, &stderr); code != 2 ||
 		!strings.Contains(stderr.String(), "is not NAME=VALUE") {
 		t.Errorf("--env MODEL: exit %d, stderr %q", code, &stderr)
+	}
+}
+
+// TestPredictFiles: the config files a script names are read from the
+// directory -D gives, as sbatch -D runs the job; those not there are said
+// to be missing, and the script is read without them.
+func TestPredictFiles(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "train.sh")
+	os.WriteFile(script, []byte("#!/bin/bash\n#SBATCH --gres=gpu:1\n"+
+		"torchrun --nproc_per_node 1 train.py --config configs/sft.yaml --deepspeed ds.json\n"), 0o644)
+	sub := filepath.Join(dir, "proj")
+	os.MkdirAll(filepath.Join(sub, "configs"), 0o755)
+	os.WriteFile(filepath.Join(sub, "configs/sft.yaml"),
+		[]byte("model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nper_device_train_batch_size: 2\nbf16: true\n"), 0o644)
+	type result struct {
+		Features struct {
+			Model     string  `json:"model"`
+			BatchSize float64 `json:"batch_size"`
+		} `json:"features"`
+		FilesRead   []string `json:"files_read"`
+		FilesUnread []string `json:"files_unread"`
+	}
+	for _, tc := range []struct {
+		dir, model   string
+		read, unread []string
+	}{
+		{sub, "qwen/qwen2.5-7b-instruct", []string{"configs/sft.yaml"}, []string{"ds.json"}},
+		{dir, "", nil, []string{"configs/sft.yaml", "ds.json"}},
+	} {
+		stdout, err := capture(t, func() error { return runPredict([]string{"--json", "-D", tc.dir, script}) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out result
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Features.Model != tc.model || !slices.Equal(out.FilesRead, tc.read) || !slices.Equal(out.FilesUnread, tc.unread) {
+			t.Errorf("-D %s: model %q, read %q, unread %q; want %q, %q, %q", tc.dir, out.Features.Model,
+				out.FilesRead, out.FilesUnread, tc.model, tc.read, tc.unread)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"predict", "-D", script, script}, &stdout, &stderr); code == 0 ||
+		!strings.Contains(stderr.String(), "not a directory") {
+		t.Errorf("-D FILE: exit %d, stderr %q", code, &stderr)
 	}
 }
