@@ -167,7 +167,7 @@ e2e: cluster-deps build build-test-plugin ## end-to-end tests on a real slurmctl
 # rewrites and rejections (also from the day-one prior, with a script's own
 # arguments), fail-open, concurrent submitters, telemetry from
 # the node hook, and live scheduling through libslurm.
-E2E_CORE := TestGPURequestForms|TestSubmissionEnvironment|TestGPUType|TestHistoryRewritesTypelessRequest|TestCertainOOMIsRejected|TestAugurdDownFailsOpen|TestPanicInShim|TestConcurrentSubmitters|TestJobOutcomeReachesAugurd|TestLive|TestSacctJoinsWithSlurm|TestRewriteFitsTheNode|TestOOMRecovery|TestIdleGPU|TestTimeLimit|TestRewriteFromPrior
+E2E_CORE := TestGPURequestForms|TestSubmissionEnvironment|TestJobConfigFiles|TestGPUType|TestHistoryRewritesTypelessRequest|TestCertainOOMIsRejected|TestAugurdDownFailsOpen|TestPanicInShim|TestConcurrentSubmitters|TestJobOutcomeReachesAugurd|TestLive|TestSacctJoinsWithSlurm|TestRewriteFitsTheNode|TestOOMRecovery|TestIdleGPU|TestTimeLimit|TestRewriteFromPrior
 e2e-core: cluster-deps build build-test-plugin ## the submit-path, telemetry and live-scheduling e2e tests only
 	AUGUR_TEST_CLUSTER_DIR=$(CLUSTER) $(GO) test -tags e2e -count=1 -v -timeout 20m -run '$(E2E_CORE)' ./tests/e2e/
 

@@ -1,0 +1,124 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/augur-hpc/augur/tests/clustertest"
+)
+
+// setJobFiles turns predictor.job_files on or off in augur.yaml and has
+// augurd re-read it (SIGHUP), waiting for its "configuration reloaded".
+func (c *cluster) setJobFiles(t *testing.T, on bool) {
+	t.Helper()
+	path := filepath.Join(c.Dir, "etc", "augur.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = jobFilesSection.ReplaceAll(b, nil)
+	if on {
+		b = retrainAfterLine.ReplaceAll(b, []byte("$0  job_files:\n    enabled: true\n    budget: 20ms\n"))
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(c.Dir, "log", "augurd.log")
+	reloads := func() int {
+		log, _ := os.ReadFile(logPath)
+		return strings.Count(string(log), "configuration reloaded")
+	}
+	before := reloads()
+	pid, err := strconv.Atoi(c.augurdPID(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.WaitFor(t, 10*time.Second, "augurd to reload augur.yaml", func() bool { return reloads() > before })
+}
+
+var (
+	retrainAfterLine = regexp.MustCompile(`(?m)^  retrain_after: .*\n`)
+	jobFilesSection  = regexp.MustCompile(`(?m)^  job_files:\n(    .*\n)*`)
+)
+
+// TestJobConfigFiles: a script that names its model only in a config file
+// beside it (torchrun train.py --config configs/vit.yaml), submitted with
+// sbatch --chdir: with predictor.job_files on, augurd reads the file from
+// the job's submission directory, predicts from the model it names (the
+// shipped prior), and keeps the file in the stored request; submitted from
+// a directory without it, or with job_files off, the job is read from its
+// script alone, and every submission goes through.
+func TestJobConfigFiles(t *testing.T) {
+	body := `#!/bin/bash
+#SBATCH --job-name=cfgtrain
+#SBATCH --time=02:00:00
+#SBATCH --cpus-per-task=1
+torchrun --nproc_per_node 1 train.py --config configs/vit.yaml
+`
+	const config = "model: vit_large_patch16_224\nbatch_size: 64\nprecision: bf16\n"
+	path := c.BatchScript(t, body)
+	withFile := filepath.Join(c.Dir, "var", "jobfiles-sub")
+	empty := filepath.Join(c.Dir, "var", "jobfiles-empty")
+	for _, d := range []string{filepath.Join(withFile, "configs"), empty} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(withFile, "configs", "vit.yaml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(withFile); os.RemoveAll(empty) })
+	submit := func(dir, name string) (job, string) {
+		t.Helper()
+		id, stderr, err := c.TrySbatch(t, "-H", "--chdir="+dir, "--job-name="+name, "--gres=gpu:1", path)
+		if err != nil {
+			t.Fatalf("sbatch --chdir=%s: %v\n%s", dir, err, stderr)
+		}
+		j := c.job(t, id)
+		sub := c.stored(t, token(j))
+		return j, string(sub.Features) + "\n" + string(sub.Request)
+	}
+	read := func() float64 {
+		v, _ := strconv.ParseFloat(c.metric(t, `augur_job_files_total{result="read"}`), 64)
+		return v
+	}
+
+	c.setJobFiles(t, true)
+	t.Cleanup(func() { c.setJobFiles(t, false) })
+	before := read()
+	j, stored := submit(withFile, "cfg-on")
+	for _, want := range []string{`"model":"vit_large_patch16_224"`, `"batch_size":64`, `"precision":"bf16"`,
+		`vit.yaml: model`, `"files":{"configs/vit.yaml":"model: vit_large_patch16_224`} {
+		if !strings.Contains(stored, want) {
+			t.Errorf("job_files on: stored %s\nlacks %s", stored, want)
+		}
+	}
+	if !strings.Contains(j.AdminComment, "src=prior/") {
+		t.Errorf("job_files on: annotation %q, want the prior for the model the file names", j.AdminComment)
+	}
+	if got := read(); got != before+1 {
+		t.Errorf("augur_job_files_total{result=\"read\"} went from %v to %v, want one more", before, got)
+	}
+
+	j, stored = submit(empty, "cfg-absent")
+	if strings.Contains(stored, "vit_large") || strings.Contains(j.AdminComment, "src=prior/") {
+		t.Errorf("no file in the submission directory: stored %s, annotation %q", stored, j.AdminComment)
+	}
+
+	c.setJobFiles(t, false)
+	j, stored = submit(withFile, "cfg-off")
+	if strings.Contains(stored, "vit_large") || strings.Contains(j.AdminComment, "src=prior/") {
+		t.Errorf("job_files off: stored %s, annotation %q", stored, j.AdminComment)
+	}
+}
