@@ -286,12 +286,18 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 	r := newShellReader(func(c command) {
 		cf, ok := commandFeatures(c.words, c.workdir, c.env)
 		if ok {
+			// What the command's own flags say wins over its config files,
+			// and they over the program's own defaults.
 			c.files = jobFiles(c, given, wanted)
-		}
-		if ok && len(c.files) > 0 {
-			if ff, found := fileFeatures(c.words, c.files); found {
-				// What the command's own flags say wins over its config file.
-				cf = mergeFeatures(cf, ff)
+			if len(c.files) > 0 {
+				if ff, found := fileFeatures(c.words, c.files); found {
+					cf = mergeFeatures(cf, ff)
+				}
+			}
+			if text, found := jobProgram(c, cf.Program, given, wanted); found {
+				if pf, found := programFeatures(cf.Program, text, c.words); found {
+					cf = mergeFeatures(cf, pf)
+				}
 			}
 		}
 		cf.atLine(c.line)

@@ -68,6 +68,46 @@ func jobPath(dir string, dirOK bool, p string) (string, bool) {
 	return path.Join(dir, p), true
 }
 
+// programFile is the Python file a launch runs, as the command names it
+// (train.py, src/train.py, or pkg/mod.py for python -m pkg.mod), or "".
+func programFile(words []string, program string) string {
+	if mod, ok := strings.CutPrefix(program, "-m "); ok {
+		if mod == "" || strings.ContainsAny(mod, "/$") {
+			return ""
+		}
+		return strings.ReplaceAll(mod, ".", "/") + ".py"
+	}
+	if !strings.HasSuffix(program, ".py") {
+		return ""
+	}
+	for _, w := range words {
+		if path.Base(w) == program {
+			return w
+		}
+	}
+	return ""
+}
+
+// jobProgram looks up the Python program a command runs in given, by its
+// jobPath; where given lacks it, it is added to wanted.
+func jobProgram(c command, program string, given map[string]string, wanted *[]string) (string, bool) {
+	w := programFile(c.words, program)
+	if w == "" {
+		return "", false
+	}
+	p, ok := jobPath(c.dir, c.dirOK, w)
+	if !ok {
+		return "", false
+	}
+	if text, ok := given[p]; ok {
+		return text, true
+	}
+	if len(*wanted) < MaxJobFiles && !slices.Contains(*wanted, p) {
+		*wanted = append(*wanted, p)
+	}
+	return "", false
+}
+
 // jobFiles looks up the config files a command names that the script did
 // not write: those found in given join the command's files under the name
 // the command gives them; the others are added to wanted (once each, at

@@ -20,29 +20,31 @@ func TestScriptFiles(t *testing.T) {
 		name, script string
 		want         []string
 	}{
-		{"relative to the submission directory", "python train.py --config configs/llama.yaml", []string{"configs/llama.yaml"}},
-		{"flag=value", "python train.py --config=configs/a.yml", []string{"configs/a.yml"}},
-		{"an override's value", "python train.py config=exp/a.json", []string{"exp/a.json"}},
-		{"after cd to an absolute directory", "cd /scratch/u/proj\npython train.py --config configs/a.yaml", []string{"/scratch/u/proj/configs/a.yaml"}},
-		{"after cd $SLURM_SUBMIT_DIR", "cd /tmp\ncd $SLURM_SUBMIT_DIR\npython train.py c.yaml", []string{"c.yaml"}},
-		{"a path under $SLURM_SUBMIT_DIR", "cd /tmp\npython train.py ${SLURM_SUBMIT_DIR}/exp/c.yaml", []string{"exp/c.yaml"}},
-		{"after cd ~/proj", "cd ~/proj\npython train.py cfg.yml", []string{"~/proj/cfg.yml"}},
-		{"after cd $HOME/proj", "cd $HOME/proj\npython train.py cfg.yml", []string{"~/proj/cfg.yml"}},
-		{"after cd alone", "cd\npython train.py cfg.yml", []string{"~/cfg.yml"}},
-		{"relative cd after relative cd", "cd a\ncd ../b\npython train.py x.json", []string{"b/x.json"}},
-		{"a variable the script sets", "CFG=configs/b.yaml\npython train.py --config $CFG", []string{"configs/b.yaml"}},
-		{"two commands' files", "accelerate launch --config_file ds.yaml train.py --config exp.yaml", []string{"ds.yaml", "exp.yaml"}},
-		{"a subshell's cd ends with it", "(cd /x && python t.py a.yaml)\npython t.py b.yaml", []string{"/x/a.yaml", "b.yaml"}},
+		{"relative to the submission directory", "python train.py --config configs/llama.yaml", []string{"configs/llama.yaml", "train.py"}},
+		{"flag=value", "python train.py --config=configs/a.yml", []string{"configs/a.yml", "train.py"}},
+		{"an override's value", "python train.py config=exp/a.json", []string{"exp/a.json", "train.py"}},
+		{"after cd to an absolute directory", "cd /scratch/u/proj\npython train.py --config configs/a.yaml", []string{"/scratch/u/proj/configs/a.yaml", "/scratch/u/proj/train.py"}},
+		{"after cd $SLURM_SUBMIT_DIR", "cd /tmp\ncd $SLURM_SUBMIT_DIR\npython train.py c.yaml", []string{"c.yaml", "train.py"}},
+		{"a path under $SLURM_SUBMIT_DIR", "cd /tmp\npython train.py ${SLURM_SUBMIT_DIR}/exp/c.yaml", []string{"exp/c.yaml", "/tmp/train.py"}},
+		{"after cd ~/proj", "cd ~/proj\npython train.py cfg.yml", []string{"~/proj/cfg.yml", "~/proj/train.py"}},
+		{"after cd $HOME/proj", "cd $HOME/proj\npython train.py cfg.yml", []string{"~/proj/cfg.yml", "~/proj/train.py"}},
+		{"after cd alone", "cd\npython train.py cfg.yml", []string{"~/cfg.yml", "~/train.py"}},
+		{"relative cd after relative cd", "cd a\ncd ../b\npython train.py x.json", []string{"b/x.json", "b/train.py"}},
+		{"a variable the script sets", "CFG=configs/b.yaml\npython train.py --config $CFG", []string{"configs/b.yaml", "train.py"}},
+		{"two commands' files", "accelerate launch --config_file ds.yaml train.py --config exp.yaml", []string{"ds.yaml", "exp.yaml", "train.py"}},
+		{"a subshell's cd ends with it", "(cd /x && python t.py a.yaml)\npython t.py b.yaml", []string{"/x/a.yaml", "/x/t.py", "b.yaml", "t.py"}},
 		{"absolute after an unknown cd", "cd \"$(dirname \"$0\")\"\npython t.py --config /abs/a.yaml", []string{"/abs/a.yaml"}},
 		{"at most MaxJobFiles", long, capped},
 		{"relative after an unknown cd", "cd \"$(dirname \"$0\")\"\npython t.py --config a.yaml", nil},
 		{"relative after cd -", "cd /x\ncd -\npython t.py --config a.yaml", nil},
-		{"an unknown variable", "python t.py --config ${CFG}", nil},
-		{"a glob", "python t.py --config configs/*.yaml", nil},
-		{"another user's home", "python t.py --config ~bob/a.yaml", nil},
-		{"one the script wrote", "cat > cfg.yaml <<EOF\nmodel: resnet50\nEOF\npython t.py --config cfg.yaml", nil},
+		{"an unknown variable", "python t.py --config ${CFG}", []string{"t.py"}},
+		{"a glob", "python t.py --config configs/*.yaml", []string{"t.py"}},
+		{"another user's home", "python t.py --config ~bob/a.yaml", []string{"t.py"}},
+		{"one the script wrote", "cat > cfg.yaml <<EOF\nmodel: resnet50\nEOF\npython t.py --config cfg.yaml", []string{"t.py"}},
 		{"not a launch", "echo configs/x.yaml\ncp a.yaml b.yaml", nil},
-		{"not a config", "python t.py --data train.csv --out run.pt", nil},
+		{"not a config", "python t.py --data train.csv --out run.pt", []string{"t.py"}},
+		{"a module's file", "cd /w\npython -m pkg.train --config a.yaml", []string{"/w/a.yaml", "/w/pkg/train.py"}},
+		{"a program under an unknown variable", "python $SRC/train.py", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ParseScript("#!/bin/bash\n" + tc.script + "\n").Files; !slices.Equal(got, tc.want) {
@@ -57,7 +59,7 @@ func TestParseScriptFiles(t *testing.T) {
 		"torchrun --nproc_per_node 4 train.py --config configs/run.yaml --per_device_train_batch_size 4\n"
 	const config = "model_name_or_path: meta-llama/Llama-2-13b-hf\nbf16: true\nper_device_train_batch_size: 8\n"
 	alone := ParseScript(script)
-	if want := []string{"/scratch/u/sft/configs/run.yaml"}; !slices.Equal(alone.Files, want) {
+	if want := []string{"/scratch/u/sft/configs/run.yaml", "/scratch/u/sft/train.py"}; !slices.Equal(alone.Files, want) {
 		t.Fatalf("Files = %q, want %q", alone.Files, want)
 	}
 	if alone.Features.Model != "" || alone.Features.Precision != "" {
@@ -77,8 +79,8 @@ func TestParseScriptFiles(t *testing.T) {
 	if s.Signature != alone.Signature {
 		t.Error("the files changed the signature")
 	}
-	if len(s.Files) != 0 {
-		t.Errorf("Files = %q after they were given", s.Files)
+	if want := []string{"/scratch/u/sft/train.py"}; !slices.Equal(s.Files, want) {
+		t.Errorf("Files = %q after the config was given, want the program alone", s.Files)
 	}
 
 	for name, files := range map[string]map[string]string{
@@ -134,6 +136,123 @@ func FuzzScriptFiles(f *testing.F) {
 		s := ParseScriptFiles(script, nil, nil, given)
 		if s.Signature != alone.Signature {
 			t.Fatal("the files changed the signature")
+		}
+	})
+}
+
+// trainPy and sftPy are programs of the kinds real sites run, written for
+// these tests: argparse options with defaults (one taking no value, one
+// whose default is computed), and Hugging Face dataclass fields.
+const trainPy = `import argparse, os
+
+model_names = ["resnet18", "resnet50", "vit_base_patch16_224"]
+
+
+def get_args():
+    parser = argparse.ArgumentParser(description="train (default model: resnet50)")
+    parser.add_argument("--arch", "-a", type=str, default="resnet50",
+                        choices=model_names, help="model architecture (default: resnet50)")
+    parser.add_argument('-b', '--batch-size', default=256, type=int,
+                        metavar='N', help='mini-batch size (default: 256), per GPU')
+    parser.add_argument("--amp", action="store_true", help="mixed precision")
+    parser.add_argument("--precision", default='bf16', choices=("bf16", "fp16"))
+    parser.add_argument("--data", default=os.environ.get("DATA", "/data"))
+    return parser.parse_args()
+
+
+def main():
+    args = get_args()
+    loader = DataLoader(dataset, batch_size=1)  # code, not an option
+    return args
+`
+
+const sftPy = `from dataclasses import dataclass, field
+from typing import Optional
+
+from transformers import HfArgumentParser, TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: Optional[str] = field(
+        default="facebook/opt-350m", metadata={"help": "the model (a hub id)"}
+    )
+    lora_rank: int = 8
+
+
+if __name__ == "__main__":
+    model_args, training_args = HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()
+`
+
+func TestProgramDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name, command     string
+		model, precision  string
+		batch             float64
+		modelFrom, bsFrom string
+	}{
+		{"the program's defaults", "python train.py", "resnet50", "bf16", 256,
+			"line 2: train.py: default of --arch", "line 2: train.py: default of --batch-size"},
+		{"the command's over the defaults", "python train.py --arch vit_base_patch16_224 -b 64 --precision fp16",
+			"vit_base_patch16_224", "fp16", 64, "line 2: --arch", "line 2: -b"},
+		{"an option the command sets unknown keeps no default", "python train.py --arch $ARCH --batch-size=$BS",
+			"", "bf16", 0, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := "#!/bin/bash\n" + tc.command + "\n"
+			f := ParseScriptFiles(script, nil, nil, map[string]string{"train.py": trainPy}).Features
+			if f.Model != tc.model || f.Precision != tc.precision || f.BatchSize != tc.batch ||
+				f.From["model"] != tc.modelFrom || f.From["batch_size"] != tc.bsFrom {
+				t.Errorf("model %q (%q), batch %v (%q), precision %q", f.Model, f.From["model"],
+					f.BatchSize, f.From["batch_size"], f.Precision)
+			}
+		})
+	}
+	// HfArgumentParser's dataclass fields are options too.
+	hf := "#!/bin/bash\ntorchrun --nproc_per_node 4 sft.py --per_device_train_batch_size 4\n"
+	f := ParseScriptFiles(hf, nil, nil, map[string]string{"sft.py": sftPy}).Features
+	if f.Model != "facebook/opt-350m" || f.From["model"] != "line 2: sft.py: default of --model_name_or_path" || f.BatchSize != 4 {
+		t.Errorf("dataclass: model %q (%q), batch %v", f.Model, f.From["model"], f.BatchSize)
+	}
+}
+
+// TestProgramExcerpt: the excerpt holds the declarations and nothing of
+// the code, and reading it is reading the program.
+func TestProgramExcerpt(t *testing.T) {
+	ex := ProgramExcerpt(trainPy) + ProgramExcerpt(sftPy)
+	for _, want := range []string{`.add_argument("--arch", "-a", type=str, default="resnet50", choices=model_names,`,
+		"    model_name_or_path: Optional[str] = field(\n        default=\"facebook/opt-350m\"", "    lora_rank: int = 8"} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("excerpt lacks %q:\n%s", want, ex)
+		}
+	}
+	for _, code := range []string{"import", "def ", "return", "DataLoader", "HfArgumentParser"} {
+		if strings.Contains(ex, code) {
+			t.Errorf("excerpt holds code (%s):\n%s", code, ex)
+		}
+	}
+	for _, prog := range []string{trainPy, sftPy} {
+		if ex := ProgramExcerpt(prog); ProgramExcerpt(ex) != ex {
+			t.Errorf("the excerpt of the excerpt differs:\n%s\n---\n%s", ex, ProgramExcerpt(ex))
+		}
+	}
+}
+
+// FuzzProgramExcerpt: a program's text is anything at all: its excerpt is
+// bounded and is its own excerpt, so that a program read through the
+// excerpt augurd keeps reads as it did when the job was decided.
+func FuzzProgramExcerpt(f *testing.F) {
+	f.Add(trainPy)
+	f.Add(sftPy)
+	f.Add("p.add_argument('--m', default='x')\n    a: int = field(default=3)\n")
+	f.Add("    x: str = \".add_argument('--model', default='y')\"\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		ex := ProgramExcerpt(text)
+		if len(ex) > maxExcerpt {
+			t.Fatalf("excerpt of %d bytes", len(ex))
+		}
+		if again := ProgramExcerpt(ex); again != ex {
+			t.Fatalf("excerpt not its own:\n%q\n%q", ex, again)
 		}
 	})
 }
