@@ -185,9 +185,10 @@ type Predictor struct {
 
 // JobFiles is augurd reading the config files (YAML, JSON) a batch script's
 // launch commands name and do not write (python train.py --config
-// configs/llama2-7b.yaml), from the job's submission directory, as the job
-// will: the model, batch size and precision they set are then read as the
-// command's own flags. augurd reads a file only where it is a regular file
+// configs/llama2-7b.yaml) and the Python programs they run, from the job's
+// submission directory, as the job will: the model, batch size and
+// precision the files set are read as the command's own flags, and the
+// program's option defaults where the command sets neither. augurd reads a file only where it is a regular file
 // the job's user owns, within the budget; otherwise it decides as if the
 // file were not there.
 type JobFiles struct {
@@ -394,7 +395,7 @@ func Default() Config {
 			ModelDir:        "/var/lib/augur/models",
 			RetrainInterval: 6 * time.Hour,
 			RetrainAfter:    200,
-			JobFiles:        JobFiles{Budget: 10 * time.Millisecond, MaxBytes: 64 << 10},
+			JobFiles:        JobFiles{Budget: 10 * time.Millisecond, MaxBytes: 256 << 10},
 		},
 		Node: Node{
 			Augurd:         "localhost:6831",

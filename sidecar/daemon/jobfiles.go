@@ -14,8 +14,8 @@ import (
 	"github.com/augur-hpc/augur/slurm-plugin/wire"
 )
 
-// The config files a job's script names (predictor.Script.Files) are on
-// the submitter's disk. Where predictor.job_files allows it, augurd reads
+// The config files a job's script names and the Python programs it runs
+// (predictor.Script.Files) are on the submitter's disk. Where predictor.job_files allows it, augurd reads
 // them, as the job will, before it decides: each in a goroutine of its own,
 // the submission waiting at most the budget for all of them, so that a
 // slow or hung file system costs a decision its files, never its answer.
@@ -56,6 +56,11 @@ func (s *Service) readJobFiles(req *wire.Request, paths []string, budget time.Du
 		go func() {
 			defer func() { <-s.fileSlots }()
 			text, res := s.readFile(abs, uid, maxBytes)
+			if strings.HasSuffix(p, ".py") {
+				// Of a program, only its option declarations are read,
+				// and kept with the request.
+				text = predictor.ProgramExcerpt(text)
+			}
 			results <- jobFileResult{path: p, text: text, result: res}
 		}()
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/augur-hpc/augur/predictor"
 	"github.com/augur-hpc/augur/sidecar/metrics"
 	"github.com/augur-hpc/augur/sidecar/store"
 	"github.com/augur-hpc/augur/slurm-plugin/wire"
@@ -124,6 +125,8 @@ func storedFeatures(t *testing.T, st *store.Store, token string) string {
 func TestHandleReadsJobFiles(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "configs/run.yaml"), jobConfig)
+	writeFile(t, filepath.Join(dir, "train.py"), "import torch\nimport argparse\n\np = argparse.ArgumentParser()\n"+
+		"p.add_argument(\"--max_seq_length\", type=int,\n    default=4096)\nargs = p.parse_args()\nsecret = open('/etc/motd').read()\n")
 	ctx := context.Background()
 
 	cfg := testConfig(t)
@@ -132,13 +135,17 @@ func TestHandleReadsJobFiles(t *testing.T) {
 	handle(svc, ctx, jobRequest("f1", dir))
 	got := storedFeatures(t, st, "f1")
 	for _, want := range []string{`"model":"meta-llama/llama-2-7b-hf"`, `"precision":"bf16"`, `"batch_size":4`,
-		`"files":{"configs/run.yaml":"model_name_or_path`} {
+		`"seq_len":4096`, `"files":{"configs/run.yaml":"model_name_or_path`,
+		`"train.py":".add_argument(\"--max_seq_length\", type=int, default=4096)\n"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stored %s\nwant %s", got, want)
 		}
 	}
-	if n := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileRead))); n != 1 {
-		t.Errorf("augur_job_files_total{result=read} = %v, want 1", n)
+	if strings.Contains(got, "import torch") || strings.Contains(got, "motd") {
+		t.Errorf("the program's code was kept, not only its options: %s", got)
+	}
+	if n := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileRead))); n != 2 {
+		t.Errorf("augur_job_files_total{result=read} = %v, want 2", n)
 	}
 	other := jobRequest("f2", dir)
 	other.UserID++
@@ -183,9 +190,11 @@ func TestJobFilesHungDisk(t *testing.T) {
 			t.Fatalf("submission %d: %+v after %v", i, resp, time.Since(start))
 		}
 	}
+	// Each submission wants its config and its program.
+	named := len(predictor.ParseScript(jobScript).Files)
 	late := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileLate)))
 	busy := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileBusy)))
-	if late != jobFileSlots || busy != 3 {
-		t.Errorf("late %v, busy %v; want %d, 3", late, busy, jobFileSlots)
+	if wantBusy := named*(jobFileSlots+3) - jobFileSlots; named != 2 || late != jobFileSlots || busy != float64(wantBusy) {
+		t.Errorf("%d files a submission, late %v, busy %v; want 2, %d, %d", named, late, busy, jobFileSlots, wantBusy)
 	}
 }

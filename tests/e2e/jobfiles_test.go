@@ -53,10 +53,12 @@ var (
 )
 
 // TestJobConfigFiles: a script that names its model only in a config file
-// beside it (torchrun train.py --config configs/vit.yaml), submitted with
-// sbatch --chdir: with predictor.job_files on, augurd reads the file from
-// the job's submission directory, predicts from the model it names (the
-// shipped prior), and keeps the file in the stored request; submitted from
+// beside it (torchrun train.py --config configs/vit.yaml), its precision
+// only in the program's default, submitted with sbatch --chdir: with
+// predictor.job_files on, augurd reads both from the job's submission
+// directory, predicts from the model the file names (the shipped prior),
+// and keeps the file and the program's option declarations (not its code)
+// in the stored request; submitted from
 // a directory without it, or with job_files off, the job is read from its
 // script alone, and every submission goes through.
 func TestJobConfigFiles(t *testing.T) {
@@ -66,7 +68,10 @@ func TestJobConfigFiles(t *testing.T) {
 #SBATCH --cpus-per-task=1
 torchrun --nproc_per_node 1 train.py --config configs/vit.yaml
 `
-	const config = "model: vit_large_patch16_224\nbatch_size: 64\nprecision: bf16\n"
+	const config = "model: vit_large_patch16_224\nbatch_size: 64\n"
+	const program = "import argparse\nimport torch\n\nparser = argparse.ArgumentParser()\n" +
+		"parser.add_argument('--config', required=True)\nparser.add_argument('--precision', default='bf16',\n" +
+		"                    choices=['bf16', 'fp16', 'fp32'])\nargs = parser.parse_args()\nmodel = torch.nn.Linear(8, 8)\n"
 	path := c.BatchScript(t, body)
 	withFile := filepath.Join(c.Dir, "var", "jobfiles-sub")
 	empty := filepath.Join(c.Dir, "var", "jobfiles-empty")
@@ -75,8 +80,10 @@ torchrun --nproc_per_node 1 train.py --config configs/vit.yaml
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(withFile, "configs", "vit.yaml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
+	for name, text := range map[string]string{"configs/vit.yaml": config, "train.py": program} {
+		if err := os.WriteFile(filepath.Join(withFile, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() { os.RemoveAll(withFile); os.RemoveAll(empty) })
 	submit := func(dir, name string) (job, string) {
@@ -99,16 +106,20 @@ torchrun --nproc_per_node 1 train.py --config configs/vit.yaml
 	before := read()
 	j, stored := submit(withFile, "cfg-on")
 	for _, want := range []string{`"model":"vit_large_patch16_224"`, `"batch_size":64`, `"precision":"bf16"`,
-		`vit.yaml: model`, `"files":{"configs/vit.yaml":"model: vit_large_patch16_224`} {
+		`vit.yaml: model`, `train.py: default of --precision`, `"configs/vit.yaml":"model: vit_large_patch16_224`,
+		`"train.py":".add_argument('--config', required=True)\n.add_argument('--precision', default='bf16', choices=['bf16', 'fp16', 'fp32'])\n"`} {
 		if !strings.Contains(stored, want) {
 			t.Errorf("job_files on: stored %s\nlacks %s", stored, want)
 		}
 	}
+	if strings.Contains(stored, "torch.nn") {
+		t.Errorf("job_files on: the program's code was stored, not only its options: %s", stored)
+	}
 	if !strings.Contains(j.AdminComment, "src=prior/") {
 		t.Errorf("job_files on: annotation %q, want the prior for the model the file names", j.AdminComment)
 	}
-	if got := read(); got != before+1 {
-		t.Errorf("augur_job_files_total{result=\"read\"} went from %v to %v, want one more", before, got)
+	if got := read(); got != before+2 {
+		t.Errorf("augur_job_files_total{result=\"read\"} went from %v to %v, want two more (config and program)", before, got)
 	}
 
 	j, stored = submit(empty, "cfg-absent")

@@ -65,8 +65,8 @@ func TestPredictFiles(t *testing.T) {
 		dir, model   string
 		read, unread []string
 	}{
-		{sub, "qwen/qwen2.5-7b-instruct", []string{"configs/sft.yaml"}, []string{"ds.json"}},
-		{dir, "", nil, []string{"configs/sft.yaml", "ds.json"}},
+		{sub, "qwen/qwen2.5-7b-instruct", []string{"configs/sft.yaml"}, []string{"ds.json", "train.py"}},
+		{dir, "", nil, []string{"configs/sft.yaml", "ds.json", "train.py"}},
 	} {
 		stdout, err := capture(t, func() error { return runPredict([]string{"--json", "-D", tc.dir, script}) })
 		if err != nil {
