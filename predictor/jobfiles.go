@@ -10,11 +10,12 @@ import (
 
 // A job's own files: the config files a launch command names that the
 // script did not write (python train.py --config configs/llama2-7b.yaml)
-// are on the submitter's disk, not in the script. The reader stays pure:
-// it lists them (Script.Files), and whoever can read them (augurd, where
-// predictor.job_files allows it, or augur predict) hands their text back
-// to ParseScriptFiles, which reads them as it reads the config files a
-// script writes with a heredoc.
+// and the Python program it runs are on the submitter's disk, not in the
+// script. The reader stays pure: it lists them (Script.Files), and whoever
+// can read them (augurd, where predictor.job_files allows it, or augur
+// predict) hands their text back to ParseScriptFiles, which reads a config
+// file as it reads those a script writes with a heredoc, and a program's
+// option declarations (pyprogram.go).
 
 // MaxJobFiles bounds the files a script is read with, and those it lists.
 const MaxJobFiles = 8

@@ -27,10 +27,12 @@ type Script struct {
 	// batch size, precision, GPUs (see Features).
 	Features Features
 	// Files are the config files (YAML, JSON) the launch commands name
-	// that the script neither wrote nor was given (ParseScriptFiles), as
-	// paths the submitter's shell would open: absolute, under the home
-	// directory ("~/runs/a.yaml") or relative to the submission directory
-	// ("configs/llama2-7b.yaml"). At most MaxJobFiles, in the order named.
+	// and the Python programs they run (train.py; pkg/mod.py for python
+	// -m pkg.mod) that the script neither wrote nor was given
+	// (ParseScriptFiles), as paths the submitter's shell would open:
+	// absolute, under the home directory ("~/runs/a.yaml") or relative to
+	// the submission directory ("configs/llama2-7b.yaml"). At most
+	// MaxJobFiles, in the order named.
 	Files []string `json:",omitempty"`
 }
 
@@ -169,10 +171,12 @@ func ParseScriptEnv(text string, args, env []string) Script {
 }
 
 // ParseScriptFiles is ParseScriptEnv with the text of some of the files a
-// first reading listed in Script.Files, by those paths: each is read as a
-// config file the script had written itself (its settings as the
-// program's own flags; what the command line says wins). Only Features
-// change: the signature stays the script's, so that a run whose files
+// first reading listed in Script.Files, by those paths: a config file is
+// read as one the script had written itself (its settings as the
+// program's own flags), a program for its options' defaults where the
+// command line does not set them (ProgramExcerpt); what the command line
+// says wins over the config files, and they over the program. Only
+// Features change: the signature stays the script's, so that a run whose files
 // could not be read is still the same job again, and Files lists what
 // was named and not given.
 func ParseScriptFiles(text string, args, env []string, files map[string]string) Script {
