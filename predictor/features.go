@@ -30,6 +30,8 @@ type Features struct {
 	// the command), "job_name" (the #SBATCH job name names a model family),
 	// "program" (the program's file name does: finetune_llama2_7b.py),
 	// "comment" (a comment's prose does: # LoRA fine-tune Qwen3-VL-2B),
+	// "default" (the program's own default for its model option, read from
+	// the program's file: ParseScriptFiles),
 	// or "path" (nothing names it, so the name of the workload stands for
 	// it: the program's, the directory it runs in, as in "cd .../cifar10 &&
 	// python main.py", or the job's, with the words any job uses cut away:
@@ -691,7 +693,7 @@ var evalPrograms = set("eval", "evaluate", "evaluation", "test", "inference", "i
 
 // modelRank orders where a model name came from: a flag says it best, a
 // config file's or the job's name next, the program's path least.
-var modelRank = map[string]int{"flag": 5, "config": 4, "env": 3, "job_name": 2, "program": 2, "path": 1}
+var modelRank = map[string]int{"flag": 6, "config": 5, "env": 4, "default": 3, "job_name": 2, "program": 2, "path": 1}
 
 // mergeFeatures fills what the first launch command left unsaid from a later one.
 func mergeFeatures(a, b Features) Features {

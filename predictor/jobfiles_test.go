@@ -197,6 +197,8 @@ func TestProgramDefaults(t *testing.T) {
 			"vit_base_patch16_224", "fp16", 64, "line 2: --arch", "line 2: -b"},
 		{"an option the command sets unknown keeps no default", "python train.py --arch $ARCH --batch-size=$BS",
 			"", "bf16", 0, "", ""},
+		{"a config the command names over the program's default", "python train.py --config configs/vit_base_patch16_224.yaml -b 32",
+			"vit-base", "bf16", 32, "line 2: --config configs/vit_base_patch16_224.yaml", "line 2: -b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			script := "#!/bin/bash\n" + tc.command + "\n"

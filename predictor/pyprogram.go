@@ -131,6 +131,11 @@ func programFeatures(name, text string, words []string) (Features, bool) {
 		return Features{}, false
 	}
 	f := argFeatures(Features{}, args, launch{})
+	if f.Model != "" {
+		// What the program falls back to: weaker than anything the
+		// script names, stronger than a workload's name.
+		f.ModelFrom = "default"
+	}
 	for k, v := range f.From {
 		f.From[k] = path.Base(name) + ": default of " + v
 	}
