@@ -126,6 +126,31 @@ func BenchmarkParseScript200(b *testing.B) {
 	}
 }
 
+// BenchmarkParseScript200Files is BenchmarkParseScript200 for a script
+// read with the files it names (its DeepSpeed config and its program), as
+// augurd reads a job under predictor.job_files: the first reading, which
+// lists them, then the reading with them.
+func BenchmarkParseScript200Files(b *testing.B) {
+	files := map[string]string{
+		"configs/ds_zero3.json": `{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}}`,
+		"train_sft.py":          ProgramExcerpt(sftPy),
+	}
+	b.SetBytes(int64(len(script200)))
+	for b.Loop() {
+		ParseScriptFiles(script200, nil, nil, files)
+	}
+}
+
+// BenchmarkProgramExcerpt is the cost of reducing a program to its option
+// declarations, which augurd pays once per program read.
+func BenchmarkProgramExcerpt(b *testing.B) {
+	prog := strings.Repeat(trainPy+sftPy, 20) // a program of about 30 KB
+	b.SetBytes(int64(len(prog)))
+	for b.Loop() {
+		ProgramExcerpt(prog)
+	}
+}
+
 // TestParseScriptLatency reports the per-call latency of ParseScript on
 // script200 (p50, p99); the submit path's target is p99 under 100 us. It
 // logs rather than fails: timings on a shared machine are not a verdict.
