@@ -15,10 +15,11 @@ import (
 )
 
 // The config files a job's script names and the Python programs it runs
-// (predictor.Script.Files) are on the submitter's disk. Where predictor.job_files allows it, augurd reads
-// them, as the job will, before it decides: each in a goroutine of its own,
-// the submission waiting at most the budget for all of them, so that a
-// slow or hung file system costs a decision its files, never its answer.
+// (predictor.Script.Files) are on the submitter's disk. Where
+// predictor.job_files allows it, augurd reads them, as the job will, before
+// it decides: each in a goroutine of its own, the submission waiting at
+// most the budget for all of them, so that a slow or hung file system
+// costs a decision its files, never its answer.
 // A file is read only where it is a regular file the job's user owns:
 // augurd may run as root, and a script must not make it read what its
 // user could not.
@@ -35,7 +36,7 @@ type jobFileResult struct {
 }
 
 // readJobFiles reads the files of paths (as the script names them) that
-// can be read within jf's budget, by those paths; nil when none could.
+// can be read within budget, by those paths; nil when none could.
 func (s *Service) readJobFiles(req *wire.Request, paths []string, budget time.Duration, maxBytes int64) map[string]string {
 	results := make(chan jobFileResult, len(paths)) // buffered: a late read never blocks
 	uid := req.UserID
@@ -55,6 +56,12 @@ func (s *Service) readJobFiles(req *wire.Request, paths []string, budget time.Du
 		started++
 		go func() {
 			defer func() { <-s.fileSlots }()
+			defer func() {
+				// A file's text never takes augurd down with it.
+				if recover() != nil {
+					results <- jobFileResult{path: p, result: metrics.JobFileFailed}
+				}
+			}()
 			text, res := s.readFile(abs, uid, maxBytes)
 			if strings.HasSuffix(p, ".py") {
 				// Of a program, only its option declarations are read,

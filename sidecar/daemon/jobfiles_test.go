@@ -198,3 +198,18 @@ func TestJobFilesHungDisk(t *testing.T) {
 		t.Errorf("%d files a submission, late %v, busy %v; want 2, %d, %d", named, late, busy, jobFileSlots, wantBusy)
 	}
 }
+
+// TestJobFilesPanic: a read that panics costs the decision that file
+// (counted as failed), never augurd.
+func TestJobFilesPanic(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Predictor.JobFiles.Enabled = true
+	svc, _, m := newService(t, cfg)
+	svc.readFile = func(string, uint32, int64) (string, metrics.JobFileResult) { panic("a broken disk") }
+	if resp := handle(svc, context.Background(), jobRequest("p1", t.TempDir())); resp.Action != wire.Accept {
+		t.Fatalf("response %+v", resp)
+	}
+	if n := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileFailed))); n != 2 {
+		t.Errorf("augur_job_files_total{result=failed} = %v, want 2", n)
+	}
+}
