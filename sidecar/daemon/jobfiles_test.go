@@ -12,6 +12,7 @@ import (
 	"github.com/augur-hpc/augur/predictor"
 	"github.com/augur-hpc/augur/sidecar/metrics"
 	"github.com/augur-hpc/augur/sidecar/store"
+	"github.com/augur-hpc/augur/slurm-plugin/shim"
 	"github.com/augur-hpc/augur/slurm-plugin/wire"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -211,5 +212,38 @@ func TestJobFilesPanic(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileFailed))); n != 2 {
 		t.Errorf("augur_job_files_total{result=failed} = %v, want 2", n)
+	}
+}
+
+// BenchmarkHandleJobFiles is BenchmarkHandle's decision path for a script
+// that names a config and a program, with predictor.job_files off (the
+// default) and on (both read from a local disk per submission).
+func BenchmarkHandleJobFiles(b *testing.B) {
+	dir := b.TempDir()
+	for name, text := range map[string]string{"configs/run.yaml": jobConfig,
+		"train.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--max_seq_length', type=int, default=4096)\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			cfg := testConfig(b)
+			cfg.Predictor.JobFiles.Enabled = on
+			svc, _, m := newService(b, cfg)
+			b.ReportAllocs()
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					handle(svc, context.Background(), jobRequest(shim.NewToken(), dir))
+				}
+			})
+			if read := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileRead))); on && read == 0 {
+				b.Fatal("no file read")
+			}
+		})
 	}
 }
