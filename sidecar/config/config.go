@@ -178,8 +178,8 @@ type Predictor struct {
 	RetrainInterval time.Duration `mapstructure:"retrain_interval"`
 	// RetrainAfter new outcomes start a training early.
 	RetrainAfter int `mapstructure:"retrain_after"`
-	// JobFiles lets augurd read the config files a job's script names
-	// from the submitter's disk.
+	// JobFiles lets augurd read the config files and the program a job's
+	// script names from the submitter's disk.
 	JobFiles JobFiles `mapstructure:"job_files"`
 }
 
@@ -188,9 +188,9 @@ type Predictor struct {
 // configs/llama2-7b.yaml) and the Python programs they run, from the job's
 // submission directory, as the job will: the model, batch size and
 // precision the files set are read as the command's own flags, and the
-// program's option defaults where the command sets neither. augurd reads a file only where it is a regular file
-// the job's user owns, within the budget; otherwise it decides as if the
-// file were not there.
+// program's option defaults where the command sets neither. augurd reads
+// a file only where it is a regular file the job's user owns, within the
+// budget; otherwise it decides as if the file were not there.
 type JobFiles struct {
 	// Enabled turns the reading on; it needs the users' file systems
 	// mounted where augurd runs.
@@ -645,11 +645,11 @@ func (c *Config) Validate() error {
 	if c.Predictor.RetrainAfter < 1 {
 		bad("predictor.retrain_after", "is %d; give 1 or more", c.Predictor.RetrainAfter)
 	}
-	if jf := c.Predictor.JobFiles; jf.Budget < time.Millisecond || jf.Budget >= c.Shim.Timeout {
+	if jf := c.Predictor.JobFiles; jf.Enabled && (jf.Budget < time.Millisecond || jf.Budget >= c.Shim.Timeout) {
 		bad("predictor.job_files.budget", "is %s; give 1ms or more, and less than shim.timeout (%s), which the whole decision must fit in",
 			jf.Budget, c.Shim.Timeout)
 	}
-	if jf := c.Predictor.JobFiles; jf.MaxBytes < 1<<10 || jf.MaxBytes > 1<<20 {
+	if jf := c.Predictor.JobFiles; jf.Enabled && (jf.MaxBytes < 1<<10 || jf.MaxBytes > 1<<20) {
 		bad("predictor.job_files.max_bytes", "is %d bytes; give 1KiB to 1MiB", int64(jf.MaxBytes))
 	}
 	if c.Node.Interval < 100*time.Millisecond || c.Node.Interval > time.Minute {

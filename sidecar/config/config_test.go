@@ -130,6 +130,9 @@ func TestErrorsNameTheKey(t *testing.T) {
 		"alias is another type": {"cluster: {gpu_types: [{name: a100, memory: 80G, aliases: [t4]}, {name: t4, memory: 16G}]}\n",
 			"cluster.gpu_types[0].aliases[0]"},
 		"aliases not a list": {"cluster: {gpu_types: [{name: a100, memory: 80G, aliases: {a: b}}]}\n", "aliases"},
+		"job files budget over the shim's": {"shim: {timeout: 20ms}\npredictor: {job_files: {enabled: true, budget: 20ms}}\n",
+			"predictor.job_files.budget"},
+		"job files too large": {"predictor: {job_files: {enabled: true, max_bytes: 64MiB}}\n", "predictor.job_files.max_bytes"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -141,6 +144,17 @@ func TestErrorsNameTheKey(t *testing.T) {
 				t.Errorf("error %q does not name %q", err, tc.key)
 			}
 		})
+	}
+}
+
+// TestJobFilesOffNotChecked: job_files' settings bind only where it is on,
+// so a site with a shim.timeout under the default budget loads as before.
+func TestJobFilesOffNotChecked(t *testing.T) {
+	if _, err := Load(write(t, "shim: {timeout: 5ms}\n"), nil); err != nil {
+		t.Errorf("shim.timeout 5ms with job_files off: %v", err)
+	}
+	if _, err := Load(write(t, "shim: {timeout: 5ms}\npredictor: {job_files: {enabled: true}}\n"), nil); err == nil {
+		t.Error("job_files on with its 10ms budget over a 5ms shim.timeout: accepted")
 	}
 }
 

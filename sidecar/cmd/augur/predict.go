@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(command{"predict", "predict [--model FILE] [--gres G] [--gpus N] [-t TIME] [-A ACCOUNT] [-p PARTITION] [-C FEATURES] [-q QOS] [--reservation R] [--gpu-mem-mib N] [--env NAME=VALUE]... [-D DIR] [--json] SCRIPT [-- ARG...]: predict a job's peak GPU memory and runtime, and say why; the ARGs after -- are the script's, as sbatch SCRIPT ARG... gives them, each --env a variable its submission exports (NAME=VALUE sbatch SCRIPT), and the config files the script names are read from DIR (default: here), as sbatch -D DIR would run it", runPredict})
+	register(command{"predict", "predict [--model FILE] [--gres G] [--gpus N] [-t TIME] [-A ACCOUNT] [-p PARTITION] [-C FEATURES] [-q QOS] [--reservation R] [--gpu-mem-mib N] [--env NAME=VALUE]... [-D DIR] [--json] SCRIPT [-- ARG...]: predict a job's peak GPU memory and runtime, and say why; the ARGs after -- are the script's, as sbatch SCRIPT ARG... gives them, each --env a variable its submission exports (NAME=VALUE sbatch SCRIPT), and the config files and program the script names are read from DIR (default: here), as sbatch -D DIR would run it", runPredict})
 }
 
 // parseInterspersed parses flags that may come before or after positional arguments.
@@ -73,7 +73,7 @@ func runPredict(args []string) error {
 	fs.StringVar(&o.Reservation, "reservation", "", "reservation, as sbatch --reservation")
 	gpuMem := fs.Float64("gpu-mem-mib", 0, "memory of one GPU of the requested type, for the whole-GPU default")
 	asJSON := fs.Bool("json", false, "print JSON")
-	chdir := fs.String("D", "", "the directory the job is submitted from, as sbatch -D: the config files the script names are read from it (default: the current directory)")
+	chdir := fs.String("D", "", "the directory the job is submitted from, as sbatch -D: the config files and program the script names are read from it (default: the current directory)")
 	fs.StringVar(chdir, "chdir", "", "same as -D")
 	var env envFlag
 	fs.Var(&env, "env", "a variable the submission exports to the job, NAME=VALUE, as MODEL=gpt2 sbatch SCRIPT gives it (repeatable)")
@@ -152,7 +152,7 @@ func runPredict(args []string) error {
 		fmt.Printf("files read:   %s\n", strings.Join(slices.Sorted(maps.Keys(read)), ", "))
 	}
 	if len(script.Files) > 0 {
-		fmt.Printf("not found:    %s (config files the script names; give -D the directory it is submitted from)\n", strings.Join(script.Files, ", "))
+		fmt.Printf("not found:    %s (files the script names; give -D the directory it is submitted from)\n", strings.Join(script.Files, ", "))
 	}
 	fmt.Printf("peak GPU mem: %s  [%s]\n", show(p.GPUMemMiB, "MiB"), p.MemSource)
 	fmt.Printf("runtime:      %s  [%s]  predictable: %v\n", show(p.RuntimeSec, "s"), p.RuntimeSource, p.Predictable)
@@ -168,11 +168,11 @@ func orDash(s string) string {
 	return s
 }
 
-// maxFileBytes is the largest config file augur predict reads, as
-// augurd's predictor.job_files.max_bytes at most.
+// maxFileBytes is the largest file augur predict reads, as augurd's
+// predictor.job_files.max_bytes at most.
 const maxFileBytes = 1 << 20
 
-// readFiles reads the config files a script names (predictor.Script.Files)
+// readFiles reads the files a script names (predictor.Script.Files)
 // as the job submitted from dir would find them, by those names: those
 // that are not there, or not regular files of at most maxFileBytes, are
 // left out. A dir that is not a directory is an error.
