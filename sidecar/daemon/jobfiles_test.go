@@ -24,7 +24,7 @@ const jobScript = "#!/bin/bash\n#SBATCH --gres=gpu:1\n" +
 
 const jobConfig = "model_name_or_path: meta-llama/Llama-2-7b-hf\nbf16: true\nper_device_train_batch_size: 16\n"
 
-func writeFile(t *testing.T, path, text string) {
+func writeFile(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -220,15 +220,9 @@ func TestJobFilesPanic(t *testing.T) {
 // default) and on (both read from a local disk per submission).
 func BenchmarkHandleJobFiles(b *testing.B) {
 	dir := b.TempDir()
-	for name, text := range map[string]string{"configs/run.yaml": jobConfig,
-		"train.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--max_seq_length', type=int, default=4096)\n"} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	writeFile(b, filepath.Join(dir, "configs/run.yaml"), jobConfig)
+	writeFile(b, filepath.Join(dir, "train.py"),
+		"import argparse\np = argparse.ArgumentParser()\np.add_argument('--max_seq_length', type=int, default=4096)\n")
 	for _, on := range []bool{false, true} {
 		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
 			cfg := testConfig(b)
