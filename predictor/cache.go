@@ -51,7 +51,8 @@ func (c *ScriptCache) ParseEnv(text string, args, env []string) Script {
 // ParseFiles is ParseScriptFiles through the cache: a script is the same
 // script again only with the same arguments, environment and files. The
 // reading without files, which gives the signature and the files named,
-// is cached as ParseEnv's.
+// is cached as ParseEnv's; a miss with files starts from it (found there
+// or kept there), and counts as the one miss it is.
 func (c *ScriptCache) ParseFiles(text string, args, env []string, files map[string]string) Script {
 	if c == nil {
 		return ParseScriptFiles(text, args, env, files)
@@ -61,12 +62,18 @@ func (c *ScriptCache) ParseFiles(text string, args, env []string, files map[stri
 		c.hits.Add(1)
 		return s.clone()
 	}
+	c.misses.Add(1)
 	var s Script
 	if len(files) == 0 {
-		c.misses.Add(1)
 		s = ParseScriptEnv(text, args, env)
 	} else {
-		s = withFiles(c.ParseEnv(text, args, env), text, args, env, files)
+		noFiles := scriptKey(text, args, env, nil)
+		first, ok := c.lru.Get(noFiles)
+		if !ok {
+			first = ParseScriptEnv(text, args, env)
+			c.lru.Add(noFiles, first.clone())
+		}
+		s = withFiles(first.clone(), text, args, env, files)
 	}
 	c.lru.Add(key, s.clone())
 	return s

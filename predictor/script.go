@@ -176,9 +176,9 @@ func ParseScriptEnv(text string, args, env []string) Script {
 // program's own flags), a program for its options' defaults where the
 // command line does not set them (ProgramExcerpt); what the command line
 // says wins over the config files, and they over the program. Only
-// Features change: the signature stays the script's, so that a run whose files
-// could not be read is still the same job again, and Files lists what
-// was named and not given.
+// Features change: the signature stays the script's, so that a run whose
+// files could not be read is still the same job again, and Files lists
+// what was named and not given.
 func ParseScriptFiles(text string, args, env []string, files map[string]string) Script {
 	return withFiles(ParseScriptEnv(text, args, env), text, args, env, files)
 }
