@@ -108,7 +108,12 @@ func (d Decision) Response(token string) wire.Response {
 // read through scripts (nil: read afresh). A GPU request that does not parse
 // is reported, and the job is treated as asking for none.
 func JobFromRequest(r *wire.Request, scripts *predictor.ScriptCache) (predictor.Job, error) {
-	script := scripts.ParseFiles(r.Script, r.ScriptArgs(), r.Env, r.Files)
+	return JobFromScript(r, scripts.ParseFiles(r.Script, r.ScriptArgs(), r.Env, r.Files))
+}
+
+// JobFromScript is JobFromRequest given the reading of r's script (with
+// its arguments, environment and files) that JobFromRequest would make.
+func JobFromScript(r *wire.Request, script predictor.Script) (predictor.Job, error) {
 	gpus, err := predictor.GPURequests(r.TRES.PerNode, r.TRES.PerJob, r.TRES.PerTask, r.TRES.PerSocket)
 	job := predictor.Job{
 		UserID:    r.UserID,

@@ -241,3 +241,34 @@ func BenchmarkHandleJobFiles(b *testing.B) {
 		})
 	}
 }
+
+// TestJobFilesReadOnce: with job_files on, a submission is still one
+// lookup of its script where it names no file or none is read, and two
+// (without files, then with them) where files were read.
+func TestJobFilesReadOnce(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Predictor.JobFiles.Enabled = true
+	svc, _, _ := newService(t, cfg)
+	ctx := context.Background()
+	lookups := func() uint64 { h, m := svc.scripts.Stats(); return h + m }
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		r    *wire.Request
+		want uint64
+	}{
+		{request("o1", "gres:gpu:1"), 1},
+		{jobRequest("o2", dir), 1},
+	} {
+		before := lookups()
+		handle(svc, ctx, tc.r)
+		if got := lookups() - before; got != tc.want {
+			t.Errorf("%s: %d lookups, want %d", tc.r.Token, got, tc.want)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "configs/run.yaml"), jobConfig)
+	before := lookups()
+	handle(svc, ctx, jobRequest("o3", dir))
+	if got := lookups() - before; got != 2 {
+		t.Errorf("with a file read: %d lookups, want 2", got)
+	}
+}

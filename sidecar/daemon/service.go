@@ -182,13 +182,17 @@ func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Reques
 	}
 	start := s.now()
 	set := s.cur.Load()
-	req.Files = nil // augurd reads them itself, never takes them from the caller
-	if jf := set.jobFiles; jf.Enabled {
-		if first := s.scripts.ParseEnv(req.Script, req.ScriptArgs(), req.Env); len(first.Files) > 0 {
-			req.Files = s.readJobFiles(req, first.Files, jf.Budget, int64(jf.MaxBytes))
+	// The script is read once; with job files, once more with those read
+	// (augurd reads them itself, never takes them from the caller). This
+	// is the reading core.JobFromRequest makes of the stored request.
+	req.Files = nil
+	script := s.scripts.ParseEnv(req.Script, req.ScriptArgs(), req.Env)
+	if jf := set.jobFiles; jf.Enabled && len(script.Files) > 0 {
+		if req.Files = s.readJobFiles(req, script.Files, jf.Budget, int64(jf.MaxBytes)); len(req.Files) > 0 {
+			script = s.scripts.ParseFiles(req.Script, req.ScriptArgs(), req.Env, req.Files)
 		}
 	}
-	job, gresErr := core.JobFromRequest(req, s.scripts)
+	job, gresErr := core.JobFromScript(req, script)
 	hist := s.history(ctx, req.UserID, job.Script.Signature)
 	d := core.Decide(core.Input{
 		Request: req, Job: job, GresErr: gresErr,
