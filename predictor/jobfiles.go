@@ -48,15 +48,11 @@ func (r *shellReader) cd(args []string) {
 // variable or command substitution in it, or a relative path after a cd
 // the reader could not follow.
 func jobPath(dir string, dirOK bool, p string) (string, bool) {
-	for _, v := range []string{"${SLURM_SUBMIT_DIR}", "$SLURM_SUBMIT_DIR"} {
-		if rest, ok := strings.CutPrefix(p, v); ok && (rest == "" || rest[0] == '/') {
-			p, dir, dirOK = "."+rest, "", true
-		}
+	if rest, ok := cutVar(p, "SLURM_SUBMIT_DIR"); ok {
+		p, dir, dirOK = "."+rest, "", true
 	}
-	for _, v := range []string{"${HOME}", "$HOME"} {
-		if rest, ok := strings.CutPrefix(p, v); ok && (rest == "" || rest[0] == '/') {
-			p = "~" + rest
-		}
+	if rest, ok := cutVar(p, "HOME"); ok {
+		p = "~" + rest
 	}
 	switch {
 	case p == "" || unexpanded(p) || strings.ContainsAny(p, "`*?[") || strings.HasPrefix(p, "~") && p != "~" && !strings.HasPrefix(p, "~/"):
@@ -67,6 +63,17 @@ func jobPath(dir string, dirOK bool, p string) (string, bool) {
 		return "", false
 	}
 	return path.Join(dir, p), true
+}
+
+// cutVar cuts $NAME or ${NAME} from the front of a path: the rest, empty
+// or from its first slash on.
+func cutVar(p, name string) (string, bool) {
+	for _, v := range []string{"${" + name + "}", "$" + name} {
+		if rest, ok := strings.CutPrefix(p, v); ok && (rest == "" || rest[0] == '/') {
+			return rest, true
+		}
+	}
+	return "", false
 }
 
 // programFile is the Python file a launch runs, as the command names it
