@@ -30,6 +30,22 @@ func TestConfigFilesWrittenByTheScript(t *testing.T) {
 				`python train.py c.yaml --per_device_train_batch_size 2`),
 			want: Features{Launcher: "python", Program: "train.py", BatchSize: 2, Precision: "fp16"},
 		},
+		"a Hydra experiment's defaults list chooses the model group": {
+			script: sh(`cat > conf/experiment/eeg.yaml <<'EOF'`, `# @package _global_`, `defaults:`,
+				`  - override /data: eeg_pkl`, `  - override /model: mae_small # the ViT-S encoder`,
+				`  - override /callbacks: null`, `  - override /hydra/launcher: submitit_slurm`, `  - _self_`,
+				`data:`, `  batch_size: 10`, `trainer:`, `  precision: bf16-mixed`, `EOF`,
+				`srun python src/train.py --config conf/experiment/eeg.yaml`),
+			want: Features{Launcher: "srun", Program: "train.py", Model: "mae_small", ModelFrom: "flag",
+				BatchSize: 10, Precision: "bf16"},
+			from: map[string]string{"model": "line 15: eeg.yaml: model"},
+		},
+		"defaults that choose no model: _self_, a null group, an interpolation, a list": {
+			script: sh(`cat > c.yaml <<'EOF'`, `defaults:`, `  - _self_`, `  - model: null`,
+				"  - optional encoder: ${oc.env:ENC}", `  - callbacks: [ckpt, lr]`, `  - /model@net: ${net}`, `EOF`,
+				`python train.py --config c.yaml`),
+			want: Features{Launcher: "python", Program: "train.py"},
+		},
 		"a config the script does not write is not read": {
 			script: sh(`python train.py configs/other.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py"},
