@@ -296,7 +296,12 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 					cf = mergeFeatures(cf, ff)
 				}
 			}
-			if text, found := jobProgram(c, cf.Program, given, wanted); found {
+			progPath, text, found := jobProgram(c, cf.Program, given, wanted)
+			// A Hydra application's composed config is its config.
+			if hf, ok := hydraFeatures(c, cf.Program, progPath, text, found, given, wanted); ok {
+				cf = mergeFeatures(cf, hf)
+			}
+			if found {
 				if pf, found := programFeatures(cf.Program, text, c.words); found {
 					cf = mergeFeatures(cf, pf)
 				}

@@ -20,6 +20,54 @@ import (
 // MaxJobFiles bounds the files a script is read with, and those it lists.
 const MaxJobFiles = 8
 
+// MaxJobFileRounds bounds the rounds of reads a job's files take: a file
+// read can name more (a Hydra application's program names its primary
+// config, which names its groups' files, one of which may choose
+// another's). MaxJobFilesRead bounds the files read over all rounds.
+const (
+	MaxJobFileRounds = 4
+	MaxJobFilesRead  = 16
+)
+
+// ReadJobFiles reads a script with the files it names, in rounds, from
+// first, its reading without files: read is handed the paths the latest
+// reading names that no round asked for before, and returns the texts of
+// those it could read (by those paths); parse reads the script with all
+// the files read so far. It stops where a round reads nothing new, and
+// returns the last reading with the files read (nil where none were).
+func ReadJobFiles(first Script, parse func(files map[string]string) Script, read func(paths []string) map[string]string) (Script, map[string]string) {
+	s := first
+	var files map[string]string
+	asked := map[string]bool{}
+	for range MaxJobFileRounds {
+		var paths []string
+		for _, p := range s.Files {
+			if !asked[p] && len(asked) < MaxJobFilesRead {
+				asked[p] = true
+				paths = append(paths, p)
+			}
+		}
+		if len(paths) == 0 {
+			break
+		}
+		n := 0
+		for p, text := range read(paths) {
+			if _, dup := files[p]; asked[p] && !dup {
+				if files == nil {
+					files = map[string]string{}
+				}
+				files[p] = text
+				n++
+			}
+		}
+		if n == 0 {
+			break
+		}
+		s = parse(files)
+	}
+	return s, files
+}
+
 // jobFileExts are the config files read: YAML and JSON, the formats
 // configFileFeatures reads.
 var jobFileExts = set(".yaml", ".yml", ".json")
@@ -98,22 +146,23 @@ func programFile(words []string, program string) string {
 
 // jobProgram looks up the Python program a command runs in given, by its
 // jobPath; where given lacks it, it is added to wanted.
-func jobProgram(c command, program string, given map[string]string, wanted *[]string) (string, bool) {
+// p is its jobPath ("" where it has none).
+func jobProgram(c command, program string, given map[string]string, wanted *[]string) (p, text string, found bool) {
 	w := programFile(c.words, program)
 	if w == "" {
-		return "", false
+		return "", "", false
 	}
 	p, ok := jobPath(c.dir, c.dirOK, w)
 	if !ok {
-		return "", false
+		return "", "", false
 	}
 	if text, ok := given[p]; ok {
-		return text, true
+		return p, text, true
 	}
 	if len(*wanted) < MaxJobFiles && !slices.Contains(*wanted, p) {
 		*wanted = append(*wanted, p)
 	}
-	return "", false
+	return p, "", false
 }
 
 // jobFiles looks up the config files a command names that the script did

@@ -125,18 +125,36 @@ func FuzzScriptFiles(f *testing.F) {
 	f.Add("python t.py a.json b.yml", `{"zero_optimization": {"stage": 3}, "bf16": {"enabled": true}}`)
 	f.Add("accelerate launch --config_file a.yaml t.py", "a: &x [*x, *x]\n")
 	f.Add("python t.py --config=~/x.yaml", "- 1\n- 2\n")
+	f.Add("python src/t.py -cp ../c -cn t experiment=x model=y", "# @package _global_\ndefaults:\n - experiment: z\n - override /model: m\n - /data@d: q\nbatch_size: 4\n")
+	f.Add("python -m a.b --config-path=/c --config-name=t +experiment=x", `@hydra.main(config_path="c", config_name="t")`)
 	f.Fuzz(func(t *testing.T, script, file string) {
 		alone := ParseScript(script)
 		if len(alone.Files) > MaxJobFiles {
 			t.Fatalf("%d files named", len(alone.Files))
 		}
-		given := map[string]string{}
-		for _, p := range alone.Files {
-			given[p] = file
-		}
-		s := ParseScriptFiles(script, nil, nil, given)
+		// Every file the readings name has the fuzzer's text, read in
+		// rounds as augurd reads them.
+		rounds, asked := 0, 0
+		s, _ := ReadJobFiles(alone, func(files map[string]string) Script {
+			s := ParseScriptFiles(script, nil, nil, files)
+			if len(s.Files) > MaxJobFiles {
+				t.Fatalf("%d files named", len(s.Files))
+			}
+			return s
+		}, func(paths []string) map[string]string {
+			rounds++
+			asked += len(paths)
+			given := map[string]string{}
+			for _, p := range paths {
+				given[p] = file
+			}
+			return given
+		})
 		if s.Signature != alone.Signature {
 			t.Fatal("the files changed the signature")
+		}
+		if rounds > MaxJobFileRounds || asked > MaxJobFilesRead {
+			t.Fatalf("%d rounds, %d files", rounds, asked)
 		}
 	})
 }

@@ -110,11 +110,15 @@ func declarations(text string, call func(text string, args string) bool, field f
 
 // ProgramExcerpt is what Augur reads of a Python program: its option
 // declarations (each add_argument call on a line of its own, each
-// dataclass field with a literal default), at most maxExcerpt bytes.
-// Reading the excerpt is reading the program; augurd keeps it, not the
-// program.
+// dataclass field with a literal default) and its @hydra.main decorator,
+// at most maxExcerpt bytes. Reading the excerpt is reading the program;
+// augurd keeps it, not the program.
 func ProgramExcerpt(text string) string {
 	var calls, fields strings.Builder
+	if m := hydraDecorator(text); m != "" {
+		calls.WriteString(strings.Join(strings.Fields(m), " "))
+		calls.WriteByte('\n')
+	}
 	fits := func(s string) bool { return calls.Len()+fields.Len()+len(s)+1 <= maxExcerpt }
 	declarations(text, func(c, _ string) bool {
 		c = strings.Join(strings.Fields(c), " ")

@@ -216,13 +216,17 @@ func EvalScriptsFiles(dir, jobFiles fs.FS, predict Predict) (ScriptsReport, erro
 		}
 		s := predictor.ParseScript(string(text))
 		if jobFiles != nil && len(s.Files) > 0 {
-			given := map[string]string{}
-			for _, p := range s.Files {
-				if b, err := fs.ReadFile(jobFiles, path.Join(f, FileKey(p))); err == nil {
-					given[p] = string(b)
+			s, _ = predictor.ReadJobFiles(s, func(files map[string]string) predictor.Script {
+				return predictor.ParseScriptFiles(string(text), nil, nil, files)
+			}, func(paths []string) map[string]string {
+				given := map[string]string{}
+				for _, p := range paths {
+					if b, err := fs.ReadFile(jobFiles, path.Join(f, FileKey(p))); err == nil {
+						given[p] = string(b)
+					}
 				}
-			}
-			s = predictor.ParseScriptFiles(string(text), nil, nil, given)
+				return given
+			})
 		}
 		r := ScoreReading(f, s, labels[f], predict)
 		for name, o := range r.Outcomes {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -270,5 +271,71 @@ func TestJobFilesReadOnce(t *testing.T) {
 	handle(svc, ctx, jobRequest("o3", dir))
 	if got := lookups() - before; got != 2 {
 		t.Errorf("with a file read: %d lookups, want 2", got)
+	}
+}
+
+// TestHandleReadsHydraConfig: a Hydra application's config is read in
+// rounds (its program, the primary config the program declares, the
+// experiment the command line chooses, the model group the experiment
+// overrides), all kept with the request; the rounds stop where the
+// budget does, and the decision is made with what was read by then.
+func TestHandleReadsHydraConfig(t *testing.T) {
+	dir := t.TempDir()
+	disk := map[string]string{
+		"src/train.py":                  "import hydra\n\n@hydra.main(version_base=None, config_path=\"../configs\", config_name=\"train\")\ndef main(cfg):\n    pass\n",
+		"configs/train.yaml":            "defaults:\n  - model: mlp\n  - data: mnist\n  - experiment: null\n",
+		"configs/experiment/vit.yaml":   "# @package _global_\ndefaults:\n  - override /model: vit_b16\ndata:\n  batch_size: 96\n",
+		"configs/model/vit_b16.yaml":    "patch_size: 16\n",
+		"configs/data/mnist.yaml":       "batch_size: 512\n",
+		"configs/model/mlp.yaml":        "hidden: 64\n",
+		"configs/trainer/default.yaml":  "precision: 16\n",
+		"configs/experiment/other.yaml": "model: x\n",
+	}
+	for p, text := range disk {
+		writeFile(t, filepath.Join(dir, p), text)
+	}
+	req := func(token string) *wire.Request {
+		r := jobRequest(token, dir)
+		r.Script = "#!/bin/bash\n#SBATCH --gres=gpu:2\nsrun python src/train.py experiment=vit\n"
+		return r
+	}
+	cfg := testConfig(t)
+	cfg.Predictor.JobFiles.Enabled = true
+	svc, st, _ := newService(t, cfg)
+	handle(svc, context.Background(), req("a1"))
+	got := storedFeatures(t, st, "a1")
+	for _, want := range []string{`"model":"vit_b16"`, `"batch_size":96`, `"configs/model/vit_b16.yaml":"patch_size: 16\n"`,
+		`"src/train.py":"@hydra.main(version_base=None, config_path=\"../configs\", config_name=\"train\")\n"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stored %s\nwant %s", got, want)
+		}
+	}
+	for _, not := range []string{"configs/model/mlp.yaml", "configs/trainer/default.yaml", "configs/experiment/other.yaml"} {
+		if strings.Contains(got, not) {
+			t.Errorf("%s read: nothing chose it", not)
+		}
+	}
+
+	// A disk slow enough that the budget ends within the second round:
+	// the decision has the program and not the rest.
+	cfg = testConfig(t)
+	cfg.Predictor.JobFiles.Enabled = true
+	cfg.Predictor.JobFiles.Budget = 40 * time.Millisecond
+	svc, st, _ = newService(t, cfg)
+	var reads atomic.Int32
+	svc.readFile = func(path string, uid uint32, max int64) (string, metrics.JobFileResult) {
+		if reads.Add(1) > 1 {
+			time.Sleep(80 * time.Millisecond)
+		}
+		return readJobFile(path, uid, max)
+	}
+	start := time.Now()
+	handle(svc, context.Background(), req("a2"))
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("decided after %v", d)
+	}
+	got = storedFeatures(t, st, "a2")
+	if !strings.Contains(got, `"src/train.py"`) || strings.Contains(got, "vit_b16") {
+		t.Errorf("stored %s\nwant the program read, and no round after the budget", got)
 	}
 }

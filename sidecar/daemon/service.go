@@ -188,9 +188,17 @@ func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Reques
 	req.Files = nil
 	script := s.scripts.ParseEnv(req.Script, req.ScriptArgs(), req.Env)
 	if jf := set.jobFiles; jf.Enabled && len(script.Files) > 0 {
-		if req.Files = s.readJobFiles(req, script.Files, jf.Budget, int64(jf.MaxBytes)); len(req.Files) > 0 {
-			script = s.scripts.ParseFiles(req.Script, req.ScriptArgs(), req.Env, req.Files)
-		}
+		// In rounds, as the files read name more, all within the budget.
+		deadline := s.now().Add(jf.Budget)
+		script, req.Files = predictor.ReadJobFiles(script, func(files map[string]string) predictor.Script {
+			return s.scripts.ParseFiles(req.Script, req.ScriptArgs(), req.Env, files)
+		}, func(paths []string) map[string]string {
+			left := deadline.Sub(s.now())
+			if left <= 0 {
+				return nil
+			}
+			return s.readJobFiles(req, paths, left, int64(jf.MaxBytes))
+		})
 	}
 	job, gresErr := core.JobFromScript(req, script)
 	hist := s.history(ctx, req.UserID, job.Script.Signature)

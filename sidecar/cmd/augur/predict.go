@@ -95,12 +95,17 @@ func runPredict(args []string) error {
 		return err
 	}
 	script := predictor.ParseScriptEnv(string(text), scriptArgs, env)
-	named := script.Files
-	read, err := readFiles(named, *chdir)
-	if err != nil {
-		return err
+	var readErr error
+	script, read := predictor.ReadJobFiles(script, func(files map[string]string) predictor.Script {
+		return predictor.ParseScriptFiles(string(text), scriptArgs, env, files)
+	}, func(paths []string) map[string]string {
+		files, err := readFiles(paths, *chdir)
+		readErr = cmp.Or(readErr, err)
+		return files
+	})
+	if readErr != nil {
+		return readErr
 	}
-	script = predictor.ParseScriptFiles(string(text), scriptArgs, env, read)
 	o.Gres, o.GPUs, o.Time = *gres, *gpus, *limit
 	job, warnings, err := predictor.ScriptJob(script, o)
 	if err != nil {
