@@ -298,7 +298,12 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			}
 			progPath, text, found := jobProgram(c, cf.Program, given, wanted)
 			// A Hydra application's composed config is its config.
-			if hf, ok := hydraFeatures(c, cf.Program, progPath, text, found, given, wanted); ok {
+			if hf, ok, refines := hydraFeatures(c, cf.Program, progPath, text, found, given, wanted); ok {
+				if refines {
+					// model=pythia69, whose file names EleutherAI/pythia-6.9b.
+					cf.Model, cf.ModelFrom = hf.Model, hf.ModelFrom
+					cf.copyFrom(hf, "model")
+				}
 				cf = mergeFeatures(cf, hf)
 			}
 			if found {
@@ -1248,6 +1253,8 @@ func argFeatures(f Features, args []string, l launch) Features {
 				nk = "num_nodes"
 			case parts[0] == "model" && modelFlags[last]:
 				nk = "" // model.model_type and the like say less than a name
+			case parts[0] != "model" && modelFlags[parts[0]] && len(parts) == 2 && (last == "name" || last == "arch"):
+				nk = parts[0] // solo-learn's backbone.name=resnet50 is --backbone resnet50
 			case (batchFlags[last] || perGPUBatchFlag(last)) && slices.ContainsFunc(parts[:len(parts)-1], notTrainingSection):
 				nk = "" // OpenRLHF's --rollout.micro_batch_size, --eval.batch_size: not the training batch
 			default:

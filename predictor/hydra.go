@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"cmp"
 	"path"
 	"regexp"
 	"slices"
@@ -58,6 +59,11 @@ func hydraDecorator(program string) string {
 			return ""
 		}
 		start := pos + i
+		line := program[strings.LastIndexByte(program[:start], '\n')+1 : start]
+		if strings.TrimSpace(line) != "" {
+			pos = start + 1 // in a comment or a string, not a decorator
+			continue
+		}
 		if m := pyHydraMain.FindString(program[start:min(len(program), start+512)]); m != "" && strings.HasPrefix(program[start:], m) {
 			return m
 		}
@@ -121,27 +127,40 @@ func programArgsAfter(words []string, program string) []string {
 	return nil
 }
 
-// maxHydraDefaults bounds the entries read from one defaults list.
-const maxHydraDefaults = 64
+// maxHydraDefaults bounds the entries read from one defaults list, and
+// maxHydraDepth how deep configs including configs are followed.
+const (
+	maxHydraDefaults = 64
+	maxHydraDepth    = 4
+)
 
-// hydraEntry is one entry of a defaults list that chooses an option of a
-// group: - model: resnet50, - override /model: unet, - /db@backup: pg.
+// hydraEntry is one entry of a defaults list: one that chooses an option
+// of a group (- model: resnet50, - override /model: unet, - /db@backup:
+// pg), or one that includes another config of the including config's own
+// group (- base_train), its option alone.
 type hydraEntry struct {
-	group, option string
-	override      bool
+	group, option      string
+	override, absolute bool
 }
 
-// hydraDoc reads a config's defaults list, and its @package line
-// ("# @package _global_" puts its settings at the top level), from its
-// text: nil where it is not a YAML mapping.
-func hydraDoc(text string) (top map[string]any, entries []hydraEntry, global bool) {
+// hydraConfig is one config file read: its settings, its defaults list,
+// and whether its @package line ("# @package _global_") puts its
+// settings at the top level.
+type hydraConfig struct {
+	top     map[string]any
+	entries []hydraEntry
+	global  bool
+}
+
+// hydraDoc reads a config file's text: ok is false where it is not a YAML
+// mapping.
+func hydraDoc(text string) (c hydraConfig, ok bool) {
 	var doc any
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
-		return nil, nil, false
+		return c, false
 	}
-	top, _ = doc.(map[string]any)
-	if top == nil {
-		return nil, nil, false
+	if c.top, ok = doc.(map[string]any); !ok {
+		return c, false
 	}
 	for line := range scriptLines(text) {
 		t := strings.TrimSpace(line)
@@ -149,11 +168,17 @@ func hydraDoc(text string) (top map[string]any, entries []hydraEntry, global boo
 			break
 		}
 		if pkg, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(t, "#")), "@package"); ok {
-			global = strings.TrimSpace(pkg) == "_global_"
+			c.global = strings.TrimSpace(pkg) == "_global_"
 		}
 	}
-	list, _ := top["defaults"].([]any)
+	list, _ := c.top["defaults"].([]any)
 	for _, e := range list[:min(len(list), maxHydraDefaults)] {
+		if inc, ok := e.(string); ok {
+			if inc = strings.TrimSpace(inc); inc != "" && inc != "_self_" && !unexpanded(inc) {
+				c.entries = append(c.entries, hydraEntry{option: inc})
+			}
+			continue
+		}
 		m, ok := e.(map[string]any)
 		if !ok || len(m) != 1 {
 			continue
@@ -169,15 +194,16 @@ func hydraDoc(text string) (top map[string]any, entries []hydraEntry, global boo
 				k, e.override = strings.TrimSpace(rest), true
 			}
 			k = strings.TrimSpace(strings.TrimPrefix(k, "optional "))
+			e.absolute = strings.HasPrefix(k, "/")
 			e.group, _, _ = strings.Cut(strings.TrimPrefix(k, "/"), "@")
 			if e.group == "" || e.group == "hydra" || strings.HasPrefix(e.group, "hydra/") {
 				continue
 			}
 			e.option = opt
-			entries = append(entries, e)
+			c.entries = append(c.entries, e)
 		}
 	}
-	return top, entries, global
+	return c, true
 }
 
 // hydraGroupRank orders the groups whose files are read first where not
@@ -192,183 +218,261 @@ func hydraGroupRank(group string) int {
 	return 99
 }
 
+// hydraChoice is a group's option and where it was chosen.
+type hydraChoice struct{ option, from string }
+
+// hydraComposition is a Hydra application's config as the files read so
+// far compose it.
+type hydraComposition struct {
+	dir     string // the config directory, as a jobPath
+	given   map[string]string
+	wanted  *[]string
+	parsed  map[string]*hydraConfig // by path; nil: not a config
+	choices map[string]hydraChoice
+	order   []string        // the groups, in the order first chosen
+	command map[string]bool // the groups the command line chose
+}
+
+// config returns the config file at p, adding p to wanted where given
+// lacks it (when ask).
+func (h *hydraComposition) config(p string, ask bool) *hydraConfig {
+	if c, ok := h.parsed[p]; ok {
+		return c
+	}
+	text, ok := h.given[p]
+	if !ok {
+		if ask && len(*h.wanted) < MaxJobFiles && !slices.Contains(*h.wanted, p) {
+			*h.wanted = append(*h.wanted, p)
+		}
+		return nil
+	}
+	var c *hydraConfig
+	if doc, ok := hydraDoc(text); ok {
+		c = &doc
+	}
+	h.parsed[p] = c
+	return c
+}
+
+func (h *hydraComposition) choose(group, option, from string) {
+	if _, ok := h.choices[group]; !ok {
+		h.order = append(h.order, group)
+	}
+	h.choices[group] = hydraChoice{option, from}
+}
+
+// groupFile is the file of a group's option ("" for none: null, a list).
+func (h *hydraComposition) groupFile(group string) string {
+	ch := h.choices[group]
+	if ch.option == "" || ch.option == "null" || strings.ContainsAny(ch.option, "[]{},") {
+		return ""
+	}
+	return path.Join(h.dir, group, hydraYAML(ch.option))
+}
+
+func hydraYAML(n string) string {
+	if ext := path.Ext(n); ext != ".yaml" && ext != ".yml" {
+		n += ".yaml"
+	}
+	return n
+}
+
+// settle reads the config at p (of group, "" for the primary) and those
+// it includes, taking the choices their defaults lists make: an override
+// wins over an earlier choice, but never over the command line's; a plain
+// entry chooses only a group not chosen yet. It reports whether a choice
+// changed.
+func (h *hydraComposition) settle(p, group string, depth int, ask bool) (changed bool) {
+	c := h.config(p, ask)
+	if c == nil || depth > maxHydraDepth {
+		return false
+	}
+	for _, e := range c.entries {
+		if e.group == "" {
+			changed = h.settle(path.Join(path.Dir(p), hydraYAML(e.option)), group, depth+1, ask) || changed
+			continue
+		}
+		g := e.group
+		if !e.absolute && group != "" {
+			g = group + "/" + g // a group's own subgroup
+		}
+		prev, chosen := h.choices[g]
+		switch {
+		case h.command[g] || chosen && (!e.override || prev.option == e.option):
+		default:
+			h.choose(g, e.option, path.Base(p)+" defaults")
+			changed = true
+		}
+	}
+	return changed
+}
+
+// settings appends the settings of the config at p (of group) and of
+// those it includes (before its own: they are below it) to the primary's
+// and global configs (cfgs, as configFileFeatures would read them) or to
+// the groups' settings (args, under the group's package).
+func (h *hydraComposition) settings(p, group string, depth int, cfgs *[]Features, args *[]string, src map[string]string) {
+	c := h.config(p, false)
+	if c == nil || depth > maxHydraDepth {
+		return
+	}
+	for _, e := range c.entries {
+		if e.group == "" {
+			h.settings(path.Join(path.Dir(p), hydraYAML(e.option)), group, depth+1, cfgs, args, src)
+		}
+	}
+	if group == "" || c.global {
+		if f, ok := hydraSettings(path.Base(p), c.top, ""); ok {
+			*cfgs = append(*cfgs, f)
+		}
+		return
+	}
+	*args = append(*args, hydraArgsOf(path.Base(p), c.top, strings.ReplaceAll(group, "/", ".")+".", src)...)
+}
+
 // hydraFeatures composes what a Hydra application launched by c is
 // configured with, from the files in given (by their jobPath), and adds
 // the files it needs and given lacks to wanted. program is the program as
-// commandFeatures names it, text its source (or excerpt) where read.
-func hydraFeatures(c command, program, progPath, text string, haveText bool, given map[string]string, wanted *[]string) (Features, bool) {
-	args := programArgsAfter(c.words, program)
-	call := hydraArgs(args)
+// commandFeatures names it, progPath its jobPath and text its source (or
+// excerpt) where read. refines reports that the model is what a group
+// the command line chose names in its file (model=pythia69, whose file
+// names EleutherAI/pythia-6.9b), which says more than the command line's
+// own word.
+func hydraFeatures(c command, program, progPath, text string, haveText bool, given map[string]string, wanted *[]string) (f Features, found, refines bool) {
+	call := hydraArgs(programArgsAfter(c.words, program))
 	declPath, declName, declared := "", "", false
 	if haveText {
 		declPath, declName, declared = hydraMain(text)
 	}
 	if !call.flags && !declared {
-		return Features{}, false
+		return f, false, false
 	}
-	cp, name := call.path, call.name
-	if cp == "" {
-		cp = declPath
-	}
-	if name == "" {
-		name = declName
-	}
+	cp, name := cmp.Or(call.path, declPath), cmp.Or(call.name, declName)
 	// The config directory: --config-path or the declared config_path,
 	// relative to the program's file; else --config-dir, relative to
 	// where the command runs.
-	var dir string
+	h := &hydraComposition{given: given, wanted: wanted, parsed: map[string]*hydraConfig{},
+		choices: map[string]hydraChoice{}, command: map[string]bool{}}
 	switch {
-	case cp != "" && !strings.Contains(cp, "://") && (path.IsAbs(cp) || strings.HasPrefix(cp, "~") || strings.HasPrefix(cp, "$")):
+	case strings.Contains(cp, "://"):
+		return f, false, false
+	case cp != "" && (path.IsAbs(cp) || strings.HasPrefix(cp, "~") || strings.HasPrefix(cp, "$")):
 		d, ok := jobPath(c.dir, c.dirOK, cp)
 		if !ok {
-			return Features{}, false
+			return f, false, false
 		}
-		dir = d
-	case cp != "" && !strings.Contains(cp, "://") && progPath != "":
-		dir = path.Join(path.Dir(progPath), cp)
+		h.dir = d
+	case cp != "" && progPath != "":
+		h.dir = path.Join(path.Dir(progPath), cp)
 	case call.dir != "":
 		d, ok := jobPath(c.dir, c.dirOK, call.dir)
 		if !ok {
-			return Features{}, false
+			return f, false, false
 		}
-		dir = d
+		h.dir = d
 	default:
-		return Features{}, false
+		return f, false, false
 	}
-	need := func(p string) (string, bool) {
-		if t, ok := given[p]; ok {
-			return t, true
-		}
-		if len(*wanted) < MaxJobFiles && !slices.Contains(*wanted, p) {
-			*wanted = append(*wanted, p)
-		}
-		return "", false
-	}
-	yamlName := func(n string) string {
-		if ext := path.Ext(n); ext != ".yaml" && ext != ".yml" {
-			n += ".yaml"
-		}
-		return n
-	}
-
-	// The choices, with where each was made: the primary's defaults, the
-	// chosen groups' overrides, the command line's over both.
-	type choice struct{ option, from string }
-	choices := map[string]choice{}
-	var order []string
-	choose := func(group, option, from string) {
-		if _, ok := choices[group]; !ok {
-			order = append(order, group)
-		}
-		choices[group] = choice{option, from}
-	}
-	var cfgs []Features // lowest precedence first
+	primary := ""
 	if name != "" && !unexpanded(name) {
-		p := path.Join(dir, yamlName(name))
-		if t, ok := need(p); ok {
-			top, entries, _ := hydraDoc(t)
-			for _, e := range entries {
-				choose(e.group, e.option, path.Base(p)+" defaults")
-			}
-			if f, ok := hydraSettings(path.Base(p), top, ""); ok {
-				cfgs = append(cfgs, f)
-			}
-		}
+		primary = path.Join(h.dir, hydraYAML(name))
+		h.settle(primary, "", 0, true)
 	}
-	command := map[string]bool{}
-	known := func(g string) bool { _, ok := choices[g]; return ok }
-	for _, o := range call.overrides {
-		g := o[0]
-		if strings.Contains(g, ".") || o[1] == "" || o[1] == "null" || unexpanded(o[1]) {
-			continue
+	// The command line's choices: a key=value is a group's choice only
+	// where a defaults list has the group, or the command adds an
+	// experiment (+experiment=x).
+	command := func() (changed bool) {
+		for _, o := range call.overrides {
+			g := o[0]
+			if h.command[g] || strings.Contains(g, ".") || o[1] == "" || o[1] == "null" || unexpanded(o[1]) {
+				continue
+			}
+			if _, known := h.choices[g]; known || strings.HasPrefix(g, "experiment") {
+				h.choose(g, o[1], "command line")
+				h.command[g], changed = true, true
+			}
 		}
-		// A key=value is a group's choice only where a defaults list
-		// has the group, or the command adds it (+experiment=x).
-		if known(g) || strings.HasPrefix(strings.TrimSpace(g), "experiment") {
-			choose(g, o[1], "command line")
-			command[g] = true
-		}
+		return changed
 	}
-	// The chosen groups' files, most telling first; a file read may
-	// override other groups' choices (an experiment's override
-	// /model: unet), below the command line's.
-	// The groups' settings are read with the choices, as one command
-	// line: a model group's file that names its checkpoint says more than
-	// the option's name.
-	var groupArgs []string
-	src := map[string]string{}
-	read := map[string]bool{}
-	for round := 0; round < 3; round++ {
-		groups := slices.Clone(order)
+	// The chosen groups' files, most telling first, the command line's
+	// before the others: a file may change other groups' choices (an
+	// experiment's override /model: unet), so while one of the command
+	// line's is still to be read, the others wait.
+	for range maxHydraDepth {
+		changed := command()
+		groups := slices.Clone(h.order)
 		rank := func(g string) int {
-			if command[g] {
+			if h.command[g] {
 				return hydraGroupRank(g)
 			}
 			return 100 + hydraGroupRank(g)
 		}
 		slices.SortStableFunc(groups, func(a, b string) int { return rank(a) - rank(b) })
-		changed, pending := false, false
+		pending := false
 		for _, g := range groups {
-			if pending && !command[g] {
-				// A file the command line chooses is still to be read,
-				// and may choose other groups' options: those wait.
+			if pending && !h.command[g] {
 				break
 			}
-			ch := choices[g]
-			if ch.option == "null" || strings.ContainsAny(ch.option, "[]{},") {
+			p := h.groupFile(g)
+			if p == "" {
 				continue
 			}
-			p := path.Join(dir, g, yamlName(ch.option))
-			if read[p] {
+			if _, read := h.given[p]; !read {
+				h.config(p, true)
+				pending = pending || h.command[g]
 				continue
 			}
-			t, ok := need(p)
-			if !ok {
-				pending = pending || command[g]
-				continue
-			}
-			read[p] = true
-			top, entries, global := hydraDoc(t)
-			for _, e := range entries {
-				if e.override && !command[e.group] {
-					if prev, ok := choices[e.group]; !ok || prev.option != e.option {
-						choose(e.group, e.option, path.Base(p)+" defaults")
-						changed = true
-					}
-				}
-			}
-			prefix := strings.ReplaceAll(g, "/", ".") + "."
-			if global {
-				prefix = ""
-			}
-			if global {
-				if f, ok := hydraSettings(path.Base(p), top, prefix); ok {
-					cfgs = append(cfgs, f) // an experiment's settings, over the primary's
-				}
-			} else {
-				groupArgs = append(groupArgs, hydraArgsOf(path.Base(p), top, prefix, src)...)
-			}
+			changed = h.settle(p, g, 0, true) || changed
 		}
 		if !changed {
 			break
 		}
 	}
-	// The choices read as the command line's group=option would be.
-	var choiceArgs []string
-	for _, g := range order {
-		if ch := choices[g]; !command[g] && ch.option != "null" {
-			flag := "--" + strings.ReplaceAll(g, "/", ".")
-			choiceArgs = append(choiceArgs, flag, ch.option)
-			src[flag] = ch.from
+
+	// What the composition says: the choices read as the command line's
+	// group=option would be, with the chosen groups' settings (a model
+	// group's file that names its checkpoint says more than the option's
+	// name); the primary's settings over those, an experiment's over the
+	// primary's.
+	var cfgs []Features
+	var choiceArgs, groupArgs []string
+	src := map[string]string{}
+	if primary != "" {
+		h.settings(primary, "", 0, &cfgs, &groupArgs, src)
+	}
+	for _, g := range h.order {
+		ch := h.choices[g]
+		if ch.option == "null" {
+			continue
+		}
+		flag := "--" + strings.ReplaceAll(g, "/", ".")
+		opt := ch.option
+		if ext := path.Ext(opt); ext == ".yaml" || ext == ".yml" {
+			opt = strings.TrimSuffix(opt, ext) // override /model: autoencoder.yaml chooses autoencoder
+		}
+		choiceArgs = append(choiceArgs, flag, opt)
+		src[flag] = ch.from
+		if p := h.groupFile(g); p != "" {
+			h.settings(p, g, 0, &cfgs, &groupArgs, src)
 		}
 	}
-	f := argFeatures(Features{}, append(choiceArgs, groupArgs...), launch{})
-	for k, v := range f.From {
-		f.From[k] = src[v] + ": " + strings.TrimPrefix(v, "--")
+	f = argFeatures(Features{}, append(choiceArgs, groupArgs...), launch{})
+	if f.Model != "" {
+		// The command line reads its own choices; here they only let a
+		// group's file say what the choice means.
+		flag, _, _ := strings.Cut(f.From["model"], " ")
+		switch key := strings.ReplaceAll(strings.TrimPrefix(flag, "--"), ".", "/"); {
+		case src[flag] == "command line":
+			f.Model, f.ModelFrom = "", ""
+			delete(f.From, "model")
+		default:
+			for g := range h.command {
+				refines = refines || strings.HasPrefix(key, g+"/")
+			}
+		}
 	}
-	found := len(f.From) > 0
-	// An experiment's settings win over the primary's, and both over the
-	// groups'.
+	hydraSources(&f, src)
+	found = len(f.From) > 0
 	for i := len(cfgs) - 1; i >= 0; i-- {
 		if found {
 			f = mergeFeatures(cfgs[i], f)
@@ -376,7 +480,7 @@ func hydraFeatures(c command, program, progPath, text string, haveText bool, giv
 			f, found = cfgs[i], true
 		}
 	}
-	return f, found
+	return f, found, refines
 }
 
 // hydraSettings reads a Hydra config's settings (not its defaults list)
@@ -388,10 +492,19 @@ func hydraSettings(name string, top map[string]any, prefix string) (Features, bo
 		return Features{}, false
 	}
 	f := argFeatures(Features{}, args, launch{})
-	for k, v := range f.From {
-		f.From[k] = src[v] + ": " + strings.TrimPrefix(v, "--")
-	}
+	hydraSources(&f, src)
 	return f, len(f.From) > 0
+}
+
+// hydraSources names the file each feature came from, as a config
+// file's features name it (train.yaml: data.batch_size); a source that
+// is no one setting (a shape's parameter count) is left as it is.
+func hydraSources(f *Features, src map[string]string) {
+	for k, v := range f.From {
+		if file, ok := src[v]; ok {
+			f.From[k] = file + ": " + strings.TrimPrefix(v, "--")
+		}
+	}
 }
 
 // hydraArgsOf flattens a Hydra config's settings (not its defaults list)

@@ -41,13 +41,22 @@ seed: null
 	"configs/experiment/cifar_vit.yaml": `# @package _global_
 defaults:
   - override /data: cifar10
-  - override /model: vit_small
+  - override /model: vit_small.yaml
 
 data:
   batch_size: 128
 `,
-	"conf/sft.yaml":         "defaults:\n  - model: llama\n  - _self_\ntrainer:\n  precision: 16-mixed\n",
-	"conf/model/llama.yaml": "pretrained_model_name_or_path: meta-llama/Llama-3.1-8B\nmicro_batch_size: 2\n",
+	"rl/train.py":                           "import hydra\n\n# @hydra.main(config_path=\"old\", config_name=\"x\")\n@hydra.main(version_base=None, config_path=\"configs\", config_name=\"train\")\ndef main(cfg):\n    pass\n",
+	"rl/configs/train.yaml":                 "defaults:\n  - base_train\n  - _self_\nenv_name: HalfCheetah-v4\n",
+	"rl/configs/base_train.yaml":            "defaults:\n  - method: sac\n  - _self_\nbatch_size: 256\n",
+	"rl/configs/method/sac.yaml":            "defaults:\n  - agent: sac_mlp\n",
+	"rl/configs/method/dual.yaml":           "defaults:\n  - base_dual\n",
+	"rl/configs/method/base_dual.yaml":      "defaults:\n  - agent: dual_sac\nepisodes: 5\n",
+	"rl/configs/method/agent/dual_sac.yaml": "arch: resnet18\n",
+	"rl/configs/method/agent/sac_mlp.yaml":  "arch: mlp\n",
+	"conf/model/pythia69.yaml":              "name_or_path: EleutherAI/pythia-6.9b\nbatch_size: 4\n",
+	"conf/sft.yaml":                         "defaults:\n  - model: llama\n  - _self_\ntrainer:\n  precision: 16-mixed\n",
+	"conf/model/llama.yaml":                 "pretrained_model_name_or_path: meta-llama/Llama-3.1-8B\nmicro_batch_size: 2\n",
 }
 
 // readDisk reads a script with hydraDisk's files in rounds, as augurd does,
@@ -112,6 +121,19 @@ func TestHydraComposition(t *testing.T) {
 			want: Features{Launcher: "torchrun", Program: "sft.py", Model: "meta-llama/llama-3.1-8b", ModelFrom: "flag",
 				BatchSize: 2, Precision: "fp16", GPUs: 8},
 			rounds: 2, // the program and the primary config at once; then the model group
+		},
+		"a config that includes another, and a group's own subgroup": {
+			script: sh(`cd rl`, `python train.py method=dual`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet18", ModelFrom: "flag", BatchSize: 256},
+			from:   map[string]string{"model": "line 3: dual_sac.yaml: method.agent.arch", "batch_size": "line 3: base_train.yaml: batch_size"},
+			rounds: 6, // train.py; train.yaml; base_train.yaml; method/dual.yaml; base_dual.yaml; method/agent/dual_sac.yaml
+		},
+		"a group the command line chooses means what its file names": {
+			script: sh(`python sft.py -cp conf -cn sft model=pythia69`),
+			want: Features{Launcher: "python", Program: "sft.py", Model: "eleutherai/pythia-6.9b", ModelFrom: "flag",
+				BatchSize: 4, Precision: "fp16"},
+			from:   map[string]string{"model": "line 2: pythia69.yaml: model.name_or_path"},
+			rounds: 2,
 		},
 		"-cp and -cn": {
 			script: sh(`python sft.py -cp conf -cn sft.yaml`),

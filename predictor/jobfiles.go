@@ -25,7 +25,7 @@ const MaxJobFiles = 8
 // config, which names its groups' files, one of which may choose
 // another's). MaxJobFilesRead bounds the files read over all rounds.
 const (
-	MaxJobFileRounds = 4
+	MaxJobFileRounds = 6
 	MaxJobFilesRead  = 16
 )
 

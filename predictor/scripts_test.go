@@ -650,6 +650,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`POLICY=diffusion`, `python lerobot/scripts/train.py policy=$POLICY env=pusht`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "diffusion", ModelFrom: "flag"},
 		},
+		"a backbone's name as a section's key (solo-learn's Hydra override)": {
+			script: sh(`python3 main_pretrain.py --config-name byol backbone.name=resnet50 optimizer.batch_size=256`),
+			want:   Features{Launcher: "python", Program: "main_pretrain.py", Model: "resnet50", ModelFrom: "flag", BatchSize: 256},
+		},
 		"Megatron's pretrain_gpt.py names no family over a comment that names the model": {
 			script: sh(`# MODEL LLama 3.2 1B (1.23B)`, `srun python Megatron-LM/pretrain_gpt.py --micro-batch-size 1 --bf16`),
 			want: Features{Launcher: "srun", Program: "pretrain_gpt.py", Model: "llama-3.2-1b", ModelFrom: "comment", BatchSize: 1,
