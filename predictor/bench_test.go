@@ -141,6 +141,26 @@ func BenchmarkParseScript200Files(b *testing.B) {
 	}
 }
 
+// BenchmarkReadJobFilesHydra is the reading of a Hydra application's
+// job with its composed config, in the rounds augurd reads it (the
+// program; its primary config and the experiment the command line
+// chooses; the groups they choose): script200's launch made a Hydra one.
+func BenchmarkReadJobFilesHydra(b *testing.B) {
+	script := strings.Replace(script200, `train_sft.py "${args[@]}"`, "src/train.py experiment=cifar_vit trainer=gpu_bf16", 1)
+	b.SetBytes(int64(len(script)))
+	for b.Loop() {
+		ReadJobFiles(ParseScript(script), script, nil, nil, func(paths []string) map[string]string {
+			got := map[string]string{}
+			for _, p := range paths {
+				if text, ok := hydraDisk[p]; ok {
+					got[p] = text
+				}
+			}
+			return got
+		})
+	}
+}
+
 // BenchmarkProgramExcerpt is the cost of reducing a program to its option
 // declarations, which augurd pays once per program read.
 func BenchmarkProgramExcerpt(b *testing.B) {
@@ -185,7 +205,7 @@ func BenchmarkParseScript200Parts(b *testing.B) {
 	})
 	b.Run("features", func(b *testing.B) {
 		for b.Loop() {
-			scriptFeatures(script200, nil, nil, nil, nil, new([]string)) //nolint:errcheck // the cost is the point
+			scriptFeatures(script200, nil, nil, nil, nil, new([]string), nil) //nolint:errcheck // the cost is the point
 		}
 	})
 }

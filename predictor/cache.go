@@ -73,10 +73,24 @@ func (c *ScriptCache) ParseFiles(text string, args, env []string, files map[stri
 			first = ParseScriptEnv(text, args, env)
 			c.lru.Add(noFiles, first.clone())
 		}
-		s = withFiles(first.clone(), text, args, env, files)
+		s = withFiles(first.clone(), text, args, env, files, nil)
 	}
 	c.lru.Add(key, s.clone())
 	return s
+}
+
+// ReadJobFiles is ReadJobFiles with the cache: first is the reading
+// without files (ParseEnv's), and the last reading is kept as
+// ParseFiles' with the files read, so that reading the job again with
+// them (core.JobFromRequest, from the stored request) is a hit. The
+// rounds count as the one miss they are.
+func (c *ScriptCache) ReadJobFiles(first Script, text string, args, env []string, read func(paths []string) map[string]string) (Script, map[string]string) {
+	s, files := ReadJobFiles(first, text, args, env, read)
+	if c != nil && files != nil {
+		c.misses.Add(1)
+		c.lru.Add(scriptKey(text, args, env, files), s.clone())
+	}
+	return s, files
 }
 
 // scriptKey hashes a script with its arguments, environment and files.

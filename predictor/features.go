@@ -280,7 +280,9 @@ const MaxFeatureLine = 1 << 16
 // so a half-broken script still yields the commands that parse. The config
 // files its launch commands name and did not write are read from given (by
 // their jobPath) and, where given lacks them, added to wanted.
-func scriptFeatures(text string, sbatch []Option, args, env []string, given map[string]string, wanted *[]string) (Features, *submission) {
+// ast, where not nil, is text's parse, made once for the readings of one
+// job's files.
+func scriptFeatures(text string, sbatch []Option, args, env []string, given map[string]string, wanted *[]string, ast *shellAST) (Features, *submission) {
 	var f Features
 	found := false
 	spread := false // the main launch runs on every node, its count per node
@@ -349,8 +351,12 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 		r.setVar(k, shVar{vals: []string{v}})
 	}
 	text = firstLines(text, MaxScriptLines)
-	if stmts, ok := parseShell(text); ok {
-		r.stmts(stmts)
+	if ast == nil || ast.text != text {
+		ast = &shellAST{text: text}
+		ast.stmts, ast.ok = parseShell(text)
+	}
+	if ast.ok {
+		r.stmts(ast.stmts)
 	} else {
 		readLines(r, text)
 	}

@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -65,9 +66,7 @@ func readDisk(t *testing.T, script string, disk map[string]string) (Script, int,
 	t.Helper()
 	rounds := 0
 	var asked []string
-	s, read := ReadJobFiles(ParseScript(script), func(files map[string]string) Script {
-		return ParseScriptFiles(script, nil, nil, files)
-	}, func(paths []string) map[string]string {
+	s, read := ReadJobFiles(ParseScript(script), script, nil, nil, func(paths []string) map[string]string {
 		rounds++
 		got := map[string]string{}
 		for _, p := range paths {
@@ -189,37 +188,34 @@ func TestHydraReadsOnlyWhatItNeeds(t *testing.T) {
 	}
 }
 
-// TestReadJobFilesBounds: however many files each reading names, the
-// rounds and the files read stay bounded, and no path is asked twice.
+// TestReadJobFilesBounds: however many files each file read names (here
+// every config chooses MaxJobFiles new groups), the rounds and the files
+// read stay bounded, and no path is asked twice.
 func TestReadJobFilesBounds(t *testing.T) {
-	n := 0
-	names := func() []string {
-		var p []string
-		for range MaxJobFiles {
-			n++
-			p = append(p, "f"+strings.Repeat("x", n)+".yaml")
-		}
-		return p
-	}
-	rounds, total := 0, 0
-	s, files := ReadJobFiles(Script{Files: names()}, func(map[string]string) Script {
-		return Script{Files: names()}
-	}, func(paths []string) map[string]string {
+	const script = "#!/bin/bash\npython t.py -cp c -cn t\n"
+	n, rounds, total := 0, 0, 0
+	s, files := ReadJobFiles(ParseScript(script), script, nil, nil, func(paths []string) map[string]string {
 		rounds++
 		total += len(paths)
+		if len(paths) > MaxJobFiles {
+			t.Errorf("%d paths in one round", len(paths))
+		}
 		got := map[string]string{}
 		for _, p := range paths {
-			got[p] = "a: 1\n"
+			var b strings.Builder
+			b.WriteString("defaults:\n")
+			for range MaxJobFiles {
+				n++
+				fmt.Fprintf(&b, "  - /g%d: o\n", n)
+			}
+			got[p] = b.String()
 		}
 		return got
 	})
 	if rounds > MaxJobFileRounds || total > MaxJobFilesRead || len(files) != total || len(s.Files) == 0 {
-		t.Errorf("%d rounds, %d files asked, %d read", rounds, total, len(files))
+		t.Errorf("%d rounds, %d files asked, %d read, %d named after", rounds, total, len(files), len(s.Files))
 	}
-	if _, files := ReadJobFiles(Script{Files: []string{"a.yaml"}}, func(map[string]string) Script {
-		t.Fatal("parsed with nothing read")
-		return Script{}
-	}, func([]string) map[string]string { return nil }); files != nil {
+	if _, files := ReadJobFiles(ParseScript(script), script, nil, nil, func([]string) map[string]string { return nil }); files != nil {
 		t.Errorf("files %v, want none", files)
 	}
 }

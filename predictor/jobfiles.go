@@ -29,15 +29,18 @@ const (
 	MaxJobFilesRead  = 16
 )
 
-// ReadJobFiles reads a script with the files it names, in rounds, from
-// first, its reading without files: read is handed the paths the latest
-// reading names that no round asked for before, and returns the texts of
-// those it could read (by those paths); parse reads the script with all
-// the files read so far. It stops where a round reads nothing new, and
-// returns the last reading with the files read (nil where none were).
-func ReadJobFiles(first Script, parse func(files map[string]string) Script, read func(paths []string) map[string]string) (Script, map[string]string) {
+// ReadJobFiles reads a script (text, with its arguments and environment)
+// with the files it names, in rounds, from first, its reading without
+// files: read is handed the paths the latest reading names that no round
+// asked for before, and returns the texts of those it could read (by
+// those paths); each round reads the script again with all the files read
+// so far, its shell parsed once for all of them. It stops where a round
+// reads nothing new, and returns the last reading with the files read
+// (nil where none were).
+func ReadJobFiles(first Script, text string, args, env []string, read func(paths []string) map[string]string) (Script, map[string]string) {
 	s := first
 	var files map[string]string
+	var ast *shellAST
 	asked := map[string]bool{}
 	for range MaxJobFileRounds {
 		var paths []string
@@ -63,7 +66,10 @@ func ReadJobFiles(first Script, parse func(files map[string]string) Script, read
 		if n == 0 {
 			break
 		}
-		s = parse(files)
+		if ast == nil {
+			ast = parseShellAST(text)
+		}
+		s = withFiles(first, text, args, env, files, ast)
 	}
 	return s, files
 }

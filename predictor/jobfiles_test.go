@@ -135,13 +135,10 @@ func FuzzScriptFiles(f *testing.F) {
 		// Every file the readings name has the fuzzer's text, read in
 		// rounds as augurd reads them.
 		rounds, asked := 0, 0
-		s, _ := ReadJobFiles(alone, func(files map[string]string) Script {
-			s := ParseScriptFiles(script, nil, nil, files)
-			if len(s.Files) > MaxJobFiles {
-				t.Fatalf("%d files named", len(s.Files))
+		s, _ := ReadJobFiles(alone, script, nil, nil, func(paths []string) map[string]string {
+			if len(paths) > MaxJobFiles {
+				t.Fatalf("%d files named", len(paths))
 			}
-			return s
-		}, func(paths []string) map[string]string {
 			rounds++
 			asked += len(paths)
 			given := map[string]string{}

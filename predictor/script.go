@@ -153,7 +153,7 @@ func ParseScript(text string) Script {
 // the options sbatch is given over its header; the signature stays the
 // script's own, so that a submitter's runs never mix with its job's.
 func ParseScriptArgs(text string, args []string) Script {
-	return parseScript(text, args, nil, nil, nil, true)
+	return parseScript(text, args, nil, nil, nil, true, nil)
 }
 
 // ParseScriptEnv is ParseScriptArgs for a script submitted with the
@@ -167,7 +167,7 @@ func ParseScriptArgs(text string, args []string) Script {
 // variables the script does not set are unset, as ParseScriptArgs reads
 // them.
 func ParseScriptEnv(text string, args, env []string) Script {
-	return parseScript(text, args, env, nil, nil, true)
+	return parseScript(text, args, env, nil, nil, true, nil)
 }
 
 // ParseScriptFiles is ParseScriptEnv with the text of some of the files a
@@ -180,15 +180,16 @@ func ParseScriptEnv(text string, args, env []string) Script {
 // files could not be read is still the same job again, and Files lists
 // what was named and not given.
 func ParseScriptFiles(text string, args, env []string, files map[string]string) Script {
-	return withFiles(ParseScriptEnv(text, args, env), text, args, env, files)
+	return withFiles(ParseScriptEnv(text, args, env), text, args, env, files, nil)
 }
 
-// withFiles is ParseScriptFiles given the script's reading without files.
-func withFiles(s Script, text string, args, env []string, files map[string]string) Script {
+// withFiles is ParseScriptFiles given the script's reading without files
+// (and its shell's parse, where ast is not nil).
+func withFiles(s Script, text string, args, env []string, files map[string]string, ast *shellAST) Script {
 	if len(files) == 0 || len(s.Files) == 0 {
 		return s
 	}
-	w := parseScript(text, args, env, nil, files, true)
+	w := parseScript(text, args, env, nil, files, true, ast)
 	s.Features, s.Files = w.Features, w.Files
 	return s
 }
@@ -197,9 +198,10 @@ func withFiles(s Script, text string, args, env []string, files map[string]strin
 const MaxScriptEnv = 256
 
 // parseScript is ParseScriptFiles without the script's own signature kept,
-// with options given over the header (from sbatch's command line) and
-// whether a submitted job may be followed.
-func parseScript(text string, args, env []string, over []Option, files map[string]string, follow bool) Script {
+// with options given over the header (from sbatch's command line),
+// whether a submitted job may be followed, and the shell's parse where
+// one was made already (ast, or nil).
+func parseScript(text string, args, env []string, over []Option, files map[string]string, follow bool, ast *shellAST) Script {
 	var s Script
 	orig := text
 	h := sha256.New()
@@ -230,14 +232,14 @@ func parseScript(text string, args, env []string, over []Option, files map[strin
 	s.Sbatch = append(s.Sbatch, over...)
 	var sub *submission
 	wanted := []string{}
-	s.Features, sub = scriptFeatures(orig, s.Sbatch, args, env, files, &wanted)
+	s.Features, sub = scriptFeatures(orig, s.Sbatch, args, env, files, &wanted, ast)
 	if len(wanted) > 0 {
 		s.Files = wanted
 	}
 	if follow && !own && sub != nil {
 		// The job a submitter hands sbatch runs with the environment the
 		// submitter was given.
-		job := parseScript(sub.text, []string{}, env, sub.opts, files, false)
+		job := parseScript(sub.text, []string{}, env, sub.opts, files, false, nil)
 		s.Sbatch, s.Features, s.Files = job.Sbatch, job.Features, job.Files
 		s.Features.shiftLines(sub.bodyLine)
 		src := "the job sbatch is given on its standard input"

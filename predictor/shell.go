@@ -150,6 +150,22 @@ func (r *shellReader) spend(n int) bool {
 // parsers reuse parsers, whose buffers are most of a small script's cost.
 var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
+// shellAST is a script's parse (the first MaxScriptLines lines of text),
+// kept for the readings of one job's files: the walks read it, never
+// change it, and the parser keeps nothing of it once reset.
+type shellAST struct {
+	text  string
+	stmts []*syntax.Stmt
+	ok    bool
+}
+
+// parseShellAST parses a script's text as scriptFeatures reads it.
+func parseShellAST(text string) *shellAST {
+	text = firstLines(text, MaxScriptLines)
+	stmts, ok := parseShell(text)
+	return &shellAST{text: text, stmts: stmts, ok: ok}
+}
+
 // parseShell parses text as bash; on a syntax error it reports false.
 func parseShell(text string) (stmts []*syntax.Stmt, ok bool) {
 	p := parsers.Get().(*syntax.Parser)

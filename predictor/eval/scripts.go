@@ -216,9 +216,7 @@ func EvalScriptsFiles(dir, jobFiles fs.FS, predict Predict) (ScriptsReport, erro
 		}
 		s := predictor.ParseScript(string(text))
 		if jobFiles != nil && len(s.Files) > 0 {
-			s, _ = predictor.ReadJobFiles(s, func(files map[string]string) predictor.Script {
-				return predictor.ParseScriptFiles(string(text), nil, nil, files)
-			}, func(paths []string) map[string]string {
+			s, _ = predictor.ReadJobFiles(s, string(text), nil, nil, func(paths []string) map[string]string {
 				given := map[string]string{}
 				for _, p := range paths {
 					if b, err := fs.ReadFile(jobFiles, path.Join(f, FileKey(p))); err == nil {

@@ -182,17 +182,16 @@ func (s *Service) Handle(ctx context.Context, peer server.Peer, req *wire.Reques
 	}
 	start := s.now()
 	set := s.cur.Load()
-	// The script is read once; with job files, once more with those read
-	// (augurd reads them itself, never takes them from the caller). This
-	// is the reading core.JobFromRequest makes of the stored request.
+	// The script is read once; with job files, again with those read, in
+	// rounds as they name more, its shell parsed once (augurd reads them
+	// itself, never takes them from the caller). This is the reading
+	// core.JobFromRequest makes of the stored request.
 	req.Files = nil
 	script := s.scripts.ParseEnv(req.Script, req.ScriptArgs(), req.Env)
 	if jf := set.jobFiles; jf.Enabled && len(script.Files) > 0 {
 		// In rounds, as the files read name more, all within the budget.
 		deadline := s.now().Add(jf.Budget)
-		script, req.Files = predictor.ReadJobFiles(script, func(files map[string]string) predictor.Script {
-			return s.scripts.ParseFiles(req.Script, req.ScriptArgs(), req.Env, files)
-		}, func(paths []string) map[string]string {
+		script, req.Files = s.scripts.ReadJobFiles(script, req.Script, req.ScriptArgs(), req.Env, func(paths []string) map[string]string {
 			left := deadline.Sub(s.now())
 			if left <= 0 {
 				return nil

@@ -96,9 +96,7 @@ func runPredict(args []string) error {
 	}
 	script := predictor.ParseScriptEnv(string(text), scriptArgs, env)
 	var readErr error
-	script, read := predictor.ReadJobFiles(script, func(files map[string]string) predictor.Script {
-		return predictor.ParseScriptFiles(string(text), scriptArgs, env, files)
-	}, func(paths []string) map[string]string {
+	script, read := predictor.ReadJobFiles(script, string(text), scriptArgs, env, func(paths []string) map[string]string {
 		files, err := readFiles(paths, *chdir)
 		readErr = cmp.Or(readErr, err)
 		return files
