@@ -79,18 +79,13 @@ func (c *ScriptCache) ParseFiles(text string, args, env []string, files map[stri
 	return s
 }
 
-// ReadJobFiles is ReadJobFiles with the cache: first is the reading
-// without files (ParseEnv's), and the last reading is kept as
-// ParseFiles' with the files read, so that reading the job again with
-// them (core.JobFromRequest, from the stored request) is a hit. The
-// rounds count as the one miss they are.
+// ReadJobFiles is ReadJobFiles through the cache: first is the reading
+// without files (ParseEnv's), and each round's reading is looked up, or
+// kept, as ParseFiles' with the files read so far, so that the same job
+// with the same files again, or read again from its stored request
+// (core.JobFromRequest), costs no parse. Each round counts as one lookup.
 func (c *ScriptCache) ReadJobFiles(first Script, text string, args, env []string, read func(paths []string) map[string]string) (Script, map[string]string) {
-	s, files := ReadJobFiles(first, text, args, env, read)
-	if c != nil && files != nil {
-		c.misses.Add(1)
-		c.lru.Add(scriptKey(text, args, env, files), s.clone())
-	}
-	return s, files
+	return readJobFiles(first, text, args, env, read, c)
 }
 
 // scriptKey hashes a script with its arguments, environment and files.

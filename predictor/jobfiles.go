@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"crypto/sha256"
 	"maps"
 	"path"
 	"path/filepath"
@@ -38,6 +39,12 @@ const (
 // reads nothing new, and returns the last reading with the files read
 // (nil where none were).
 func ReadJobFiles(first Script, text string, args, env []string, read func(paths []string) map[string]string) (Script, map[string]string) {
+	return readJobFiles(first, text, args, env, read, nil)
+}
+
+// readJobFiles is ReadJobFiles, each round's reading looked up in c first
+// and kept there after (where c is not nil).
+func readJobFiles(first Script, text string, args, env []string, read func(paths []string) map[string]string, c *ScriptCache) (Script, map[string]string) {
 	s := first
 	var files map[string]string
 	var ast *shellAST
@@ -66,10 +73,23 @@ func ReadJobFiles(first Script, text string, args, env []string, read func(paths
 		if n == 0 {
 			break
 		}
+		var key [sha256.Size]byte
+		if c != nil {
+			key = scriptKey(text, args, env, files)
+			if cached, ok := c.lru.Get(key); ok {
+				c.hits.Add(1)
+				s = cached.clone()
+				continue
+			}
+			c.misses.Add(1)
+		}
 		if ast == nil {
 			ast = parseShellAST(text)
 		}
 		s = withFiles(first, text, args, env, files, ast)
+		if c != nil {
+			c.lru.Add(key, s.clone())
+		}
 	}
 	return s, files
 }
