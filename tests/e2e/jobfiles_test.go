@@ -26,7 +26,7 @@ func (c *cluster) setJobFiles(t *testing.T, on bool) {
 	}
 	b = jobFilesSection.ReplaceAll(b, nil)
 	if on {
-		b = retrainAfterLine.ReplaceAll(b, []byte("$0  job_files:\n    enabled: true\n    budget: 20ms\n"))
+		b = retrainAfterLine.ReplaceAll(b, []byte("$0  job_files:\n    enabled: true\n    budget: 30ms\n"))
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
@@ -120,6 +120,53 @@ torchrun --nproc_per_node 1 train.py --config configs/vit.yaml
 	}
 	if got := read(); got != before+2 {
 		t.Errorf("augur_job_files_total{result=\"read\"} went from %v to %v, want two more (config and program)", before, got)
+	}
+
+	// A Hydra application: the files come in rounds (the program, its
+	// primary config, the experiment the command line chooses, the groups
+	// they choose), and the model is the experiment's override.
+	hydra := filepath.Join(c.Dir, "var", "jobfiles-hydra")
+	t.Cleanup(func() { os.RemoveAll(hydra) })
+	for name, text := range map[string]string{
+		"src/train.py": "import hydra\n\n\n@hydra.main(version_base=None, config_path=\"../configs\", config_name=\"train\")\n" +
+			"def main(cfg):\n    hydra.utils.instantiate(cfg.model)\n",
+		"configs/train.yaml":                       "defaults:\n  - model: mlp\n  - data: imagenet\n  - experiment: null\n  - _self_\nseed: 1\n",
+		"configs/experiment/vit.yaml":              "# @package _global_\ndefaults:\n  - override /model: vit_large_patch16_224\ndata:\n  batch_size: 32\n",
+		"configs/model/vit_large_patch16_224.yaml": "_target_: timm.create_model\npretrained: true\n",
+		"configs/model/mlp.yaml":                   "_target_: src.models.MLP\n",
+		"configs/data/imagenet.yaml":               "batch_size: 256\nnum_workers: 8\n",
+	} {
+		p := filepath.Join(hydra, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hydraScript := c.BatchScript(t, "#!/bin/bash\n#SBATCH --time=02:00:00\n#SBATCH --cpus-per-task=1\nsrun python src/train.py experiment=vit\n")
+	before = read()
+	id, stderr, err := c.TrySbatch(t, "-H", "--chdir="+hydra, "--job-name=hydra-on", "--gres=gpu:1", hydraScript)
+	if err != nil {
+		t.Fatalf("sbatch --chdir=%s: %v\n%s", hydra, err, stderr)
+	}
+	j = c.job(t, id)
+	sub := c.stored(t, token(j))
+	stored = string(sub.Features) + "\n" + string(sub.Request)
+	for _, want := range []string{`"model":"vit_large_patch16_224"`, `"batch_size":32`, `vit.yaml defaults: model`,
+		`"configs/model/vit_large_patch16_224.yaml":"_target_`, `"src/train.py":"@hydra.main(version_base=None, config_path=\"../configs\", config_name=\"train\")\n"`} {
+		if !strings.Contains(stored, want) {
+			t.Errorf("Hydra: stored %s\nlacks %s", stored, want)
+		}
+	}
+	if strings.Contains(stored, "configs/model/mlp.yaml") {
+		t.Errorf("Hydra: the model the experiment overrides was read: %s", stored)
+	}
+	if !strings.Contains(j.AdminComment, "src=prior/") {
+		t.Errorf("Hydra: annotation %q, want the prior for the model the experiment chooses", j.AdminComment)
+	}
+	if got := read(); got != before+5 {
+		t.Errorf("Hydra: augur_job_files_total{result=\"read\"} went from %v to %v, want five more", before, got)
 	}
 
 	j, stored = submit(empty, "cfg-absent")
