@@ -10,9 +10,41 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// maxConfigBytes bounds a config file's text parsed (augurd's default
+// predictor.job_files.max_bytes): YAML parses at a few MB/s, and most
+// configs are a few KB, the largest (OLMo's, with their lists of data
+// files) about 150 KB; a larger one is not read.
+const maxConfigBytes = 256 << 10
+
+// configDocs keeps the config files parsed for a job's readings (those
+// of one script, or the rounds of its files), by their text, so that each
+// is parsed once; the documents are read, never changed. A nil
+// configDocs parses every time.
+type configDocs map[string]configDoc
+
+type configDoc struct {
+	v  any
+	ok bool
+}
+
+// parse parses a YAML (or JSON) config's text.
+func (d configDocs) parse(text string) (any, bool) {
+	if doc, ok := d[text]; ok {
+		return doc.v, doc.ok
+	}
+	var doc configDoc
+	if len(text) <= maxConfigBytes {
+		doc.ok = yaml.Unmarshal([]byte(text), &doc.v) == nil
+	}
+	if d != nil {
+		d[text] = doc
+	}
+	return doc.v, doc.ok
+}
+
 // fileFeatures reads the config files a command names that the script
 // wrote itself, in the order named.
-func fileFeatures(words []string, files map[string]string) (Features, bool) {
+func fileFeatures(words []string, files map[string]string, docs configDocs) (Features, bool) {
 	var f Features
 	found := false
 	for _, w := range words {
@@ -31,7 +63,7 @@ func fileFeatures(words []string, files map[string]string) (Features, bool) {
 				continue // a name the script shows, not a config's
 			}
 		}
-		if cf, ok := configFileFeatures(path.Base(v), text); ok {
+		if cf, ok := configFileFeatures(path.Base(v), text, docs); ok {
 			if found {
 				cf = mergeFeatures(f, cf)
 			}
@@ -51,9 +83,9 @@ const maxConfigArgs = 4096
 // Lightning's and Hydra's dotted keys, and DeepSpeed's {"bf16":
 // {"enabled": true}} and zero_optimization.stage as what they mean. Each
 // feature's source names the file and the key.
-func configFileFeatures(name, text string) (Features, bool) {
-	var doc any
-	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+func configFileFeatures(name, text string, docs configDocs) (Features, bool) {
+	doc, ok := docs.parse(text)
+	if !ok {
 		return Features{}, false
 	}
 	top, ok := doc.(map[string]any)

@@ -1,6 +1,9 @@
 package predictor
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestConfigFilesWrittenByTheScript: a YAML or JSON config the script
 // writes with a heredoc is read as the program reading it would.
@@ -63,5 +66,28 @@ func TestConfigFilesWrittenByTheScript(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConfigTooLarge: a config file longer than maxConfigBytes is not
+// parsed (YAML parses at a few MB/s); one just within it is.
+func TestConfigTooLarge(t *testing.T) {
+	const script = "#!/bin/bash\npython train.py --config run.yaml\n"
+	pad := func(n int) string {
+		var b strings.Builder
+		b.WriteString("model_name_or_path: gpt2-large\ndata_files:\n")
+		for b.Len() < n {
+			b.WriteString("  - /data/shards/part-00000.jsonl\n")
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		size int
+		want string
+	}{{maxConfigBytes - 64, "gpt2-large"}, {maxConfigBytes + 64, ""}} {
+		text := pad(tc.size)
+		if got := ParseScriptFiles(script, nil, nil, map[string]string{"run.yaml": text}).Features.Model; got != tc.want {
+			t.Errorf("a config of %d bytes: model %q, want %q", len(text), got, tc.want)
+		}
 	}
 }

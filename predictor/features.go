@@ -287,6 +287,10 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 	found := false
 	spread := false // the main launch runs on every node, its count per node
 	var launchWords []string
+	docs := configDocs{} // each config parsed once, over the rounds of a job's files where ast holds them
+	if ast != nil {
+		docs = ast.docs
+	}
 	r := newShellReader(func(c command) {
 		cf, ok := commandFeatures(c.words, c.workdir, c.env)
 		if ok {
@@ -294,13 +298,13 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			// and they over the program's own defaults.
 			c.files = jobFiles(c, given, wanted)
 			if len(c.files) > 0 {
-				if ff, found := fileFeatures(c.words, c.files); found {
+				if ff, found := fileFeatures(c.words, c.files, docs); found {
 					cf = mergeFeatures(cf, ff)
 				}
 			}
 			progPath, text, found := jobProgram(c, cf.Program, given, wanted)
 			// A Hydra application's composed config is its config.
-			if hf, ok, refines := hydraFeatures(c, cf.Program, progPath, text, found, given, wanted); ok {
+			if hf, ok, refines := hydraFeatures(c, cf.Program, progPath, text, found, given, wanted, docs); ok {
 				if refines {
 					// model=pythia69, whose file names EleutherAI/pythia-6.9b.
 					cf.Model, cf.ModelFrom = hf.Model, hf.ModelFrom

@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // A Hydra application (@hydra.main) composes its config from files the
@@ -154,9 +152,9 @@ type hydraConfig struct {
 
 // hydraDoc reads a config file's text: ok is false where it is not a YAML
 // mapping.
-func hydraDoc(text string) (c hydraConfig, ok bool) {
-	var doc any
-	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+func hydraDoc(text string, docs configDocs) (c hydraConfig, ok bool) {
+	doc, ok := docs.parse(text)
+	if !ok {
 		return c, false
 	}
 	if c.top, ok = doc.(map[string]any); !ok {
@@ -231,6 +229,7 @@ type hydraComposition struct {
 	choices map[string]hydraChoice
 	order   []string        // the groups, in the order first chosen
 	command map[string]bool // the groups the command line chose
+	docs    configDocs
 }
 
 // config returns the config file at p, adding p to wanted where given
@@ -247,7 +246,7 @@ func (h *hydraComposition) config(p string, ask bool) *hydraConfig {
 		return nil
 	}
 	var c *hydraConfig
-	if doc, ok := hydraDoc(text); ok {
+	if doc, ok := hydraDoc(text, h.docs); ok {
 		c = &doc
 	}
 	h.parsed[p] = c
@@ -338,7 +337,7 @@ func (h *hydraComposition) settings(p, group string, depth int, cfgs *[]Features
 // the command line chose names in its file (model=pythia69, whose file
 // names EleutherAI/pythia-6.9b), which says more than the command line's
 // own word.
-func hydraFeatures(c command, program, progPath, text string, haveText bool, given map[string]string, wanted *[]string) (f Features, found, refines bool) {
+func hydraFeatures(c command, program, progPath, text string, haveText bool, given map[string]string, wanted *[]string, docs configDocs) (f Features, found, refines bool) {
 	call := hydraArgs(programArgsAfter(c.words, program))
 	declPath, declName, declared := "", "", false
 	if haveText {
@@ -352,7 +351,7 @@ func hydraFeatures(c command, program, progPath, text string, haveText bool, giv
 	// relative to the program's file; else --config-dir, relative to
 	// where the command runs.
 	h := &hydraComposition{given: given, wanted: wanted, parsed: map[string]*hydraConfig{},
-		choices: map[string]hydraChoice{}, command: map[string]bool{}}
+		choices: map[string]hydraChoice{}, command: map[string]bool{}, docs: docs}
 	switch {
 	case strings.Contains(cp, "://"):
 		return f, false, false

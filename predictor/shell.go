@@ -157,13 +157,14 @@ type shellAST struct {
 	text  string
 	stmts []*syntax.Stmt
 	ok    bool
+	docs  configDocs // the config files the readings parsed
 }
 
 // parseShellAST parses a script's text as scriptFeatures reads it.
 func parseShellAST(text string) *shellAST {
 	text = firstLines(text, MaxScriptLines)
 	stmts, ok := parseShell(text)
-	return &shellAST{text: text, stmts: stmts, ok: ok}
+	return &shellAST{text: text, stmts: stmts, ok: ok, docs: configDocs{}}
 }
 
 // parseShell parses text as bash; on a syntax error it reports false.
