@@ -264,6 +264,8 @@ func FuzzProgramExcerpt(f *testing.F) {
 	f.Add(sftPy)
 	f.Add("p.add_argument('--m', default='x')\n    a: int = field(default=3)\n")
 	f.Add("    x: str = \".add_argument('--model', default='y')\"\n")
+	f.Add("# @hydra.main(config_path='a')\n@hydra.main(\n    config_path=\"../c\",\n    config_name='t')\ndef main(c): p.add_argument('-b', default=4)\n")
+	f.Add("@hydra_runner(config_path=\"conf\", config_name=\".add_argument('--x', default=1)\")\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		ex := ProgramExcerpt(text)
 		if len(ex) > maxExcerpt {
