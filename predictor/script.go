@@ -447,33 +447,45 @@ func abstract(line string) string {
 }
 
 // appendAbstract appends abstract(line) to buf without allocating for
-// ASCII lines.
+// ASCII lines. It reads each word once, for where it ends and for what
+// appendWord asks of it, and copies a word that needs no abstraction (no
+// digit, slash or key=value) as it is.
 func appendAbstract(buf []byte, line string) []byte {
-	for i := 0; i < len(line); i++ {
-		if line[i] >= 0x80 {
-			return append(buf, abstract(line)...)
-		}
-	}
 	start := len(buf)
 	varying := false
 	for i := 0; i < len(line); {
-		for i < len(line) && asciiSpace(line[i]) {
+		if asciiSpace(line[i]) {
 			i++
+			continue
 		}
-		j := i
-		for j < len(line) && !asciiSpace(line[j]) {
-			j++
-		}
-		if j == i {
-			break
+		j, eq, slashes, digits := i, -1, 0, 0
+	scan:
+		for ; j < len(line); j++ {
+			switch c := line[j]; {
+			case c >= 0x80:
+				// strings.Fields' blanks are Unicode's: the plain way.
+				return append(buf[:start], abstract(line)...)
+			case asciiSpace(c):
+				break scan
+			case c == '=' && eq < 0:
+				eq = j - i
+			case c == '/':
+				slashes++
+			case c >= '0' && c <= '9':
+				digits++
+			}
 		}
 		w := line[i:j]
 		i = j
 		if len(buf) > start {
 			buf = append(buf, ' ')
 		}
-		buf = appendWord(buf, w, varying)
-		varying = runVaryingFlag(w)
+		if eq > 0 || digits > 0 || slashes > 0 || varying && w[0] != '-' {
+			buf = appendWord(buf, w, varying)
+		} else {
+			buf = append(buf, w...)
+		}
+		varying = w[0] == '-' && eq < 0 && runVarying[normFlag(hydraKey(w))]
 	}
 	return buf
 }
