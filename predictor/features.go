@@ -1578,10 +1578,11 @@ func argFeatures(f Features, args []string, l launch) Features {
 			f.note("batch_size", "TRAIN.BATCH_SIZE / NUM_GPUS")
 		}
 	}
-	if procs == 0 && verl.gpusPerNode > 0 && !verl.nodesUnknown {
+	if verl.gpusPerNode > 0 && !verl.nodesUnknown && (procs == 0 || procs == l.procs && procsFrom == l.procsFrom) {
 		// verl's trainer.n_gpus_per_node × trainer.nnodes: the GPUs its
 		// Ray workers take, which a header without a GPU request leaves
-		// to the script.
+		// to the script; an srun that starts it runs its driver, one task
+		// (srun --ntasks=1 python3 -m verl.trainer.main_ppo).
 		procs, procsFrom = int(verl.gpusPerNode), "trainer.n_gpus_per_node"
 		if verl.nodes > 0 {
 			nodes, nodesFrom = int(verl.nodes), "trainer.nnodes"

@@ -294,12 +294,16 @@ func spelledPrefix(w string) (GPUName, bool) {
 			return g, true
 		}
 	}
-	if rest, ok := strings.CutPrefix(w, "gpu"); ok && rest != "" {
-		// gpuA100x4, gpuh100: "gpu" run into the type.
-		if g, ok := gpuSpellings[rest]; ok {
-			return g, true
+	for _, p := range []string{"gpus", "gpu"} {
+		if rest, ok := strings.CutPrefix(w, p); ok && rest != "" {
+			// gpuA100x4, gpuh100, gpusL40: "gpu" run into the type.
+			if g, ok := gpuSpellings[rest]; ok {
+				return g, true
+			}
+			if g, ok := spelledPrefix(rest); ok {
+				return g, true
+			}
 		}
-		return spelledPrefix(rest)
 	}
 	return GPUName{}, false
 }

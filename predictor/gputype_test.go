@@ -81,6 +81,8 @@ func TestReadGPUNames(t *testing.T) {
 		"a40n":            nil,
 		"a1000x":          nil, // no count starts with 0
 		"gpuh100":         {n("h100", 0)},
+		"gpusL40":         {n("l40", 0)},
+		"gpus_a100":       {n("a100", 0)},
 		"proj@h100":       {n("h100", 0)},
 		"qos_gpu_h100-t4": {n("h100", 0), n("t4", 0)},
 		"gpu_a100_a100":   {n("a100", 0)},

@@ -495,6 +495,14 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen2.5-3b", ModelFrom: "flag",
 				BatchSize: 4, GPUs: 8},
 		},
+		"verl's driver started by srun on the Ray head is one task; its trainer counts the GPUs": {
+			script: sh(`#SBATCH --nodes=1`, `#SBATCH --ntasks-per-node=1`, `N_GPU=4`,
+				`srun --overlap --nodes=1 --ntasks=1 -w "$head_node" python3 -m verl.trainer.main_ppo \`,
+				`  actor_rollout_ref.model.path=Qwen/Qwen3-1.7B actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \`,
+				`  trainer.n_gpus_per_node=$N_GPU trainer.nnodes=1`),
+			want: Features{Launcher: "srun", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen3-1.7b", ModelFrom: "flag",
+				BatchSize: 4, GPUs: 4},
+		},
 		"verl's per-GPU micro-batch is the policy's, whatever the critic's": {
 			script: sh(`#SBATCH --gres=gpu:4`, `python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-3B \`,
 				`  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 critic.ppo_micro_batch_size_per_gpu=16 trainer.n_gpus_per_node=4`),
