@@ -148,8 +148,9 @@ func ParseScript(text string) Script {
 // none, so ${1:-default} is its default.
 //
 // A script with no #SBATCH header of its own that hands sbatch a job on
-// its standard input (sbatch <<EOF ... EOF, a submitter run with bash) is
-// read for the job it submits: the features are those of that job, with
+// its standard input (sbatch <<EOF ... EOF, a submitter run with bash), or
+// a job script it wrote itself (cat > job.sbatch <<EOF ... EOF; sbatch
+// job.sbatch), is read for the job it submits: the features are those of that job, with
 // the options sbatch is given over its header; the signature stays the
 // script's own, so that a submitter's runs never mix with its job's.
 func ParseScriptArgs(text string, args []string) Script {
@@ -239,10 +240,17 @@ func parseScript(text string, args, env []string, over []Option, files map[strin
 	if follow && !own && sub != nil {
 		// The job a submitter hands sbatch runs with the environment the
 		// submitter was given.
-		job := parseScript(sub.text, []string{}, env, sub.opts, files, false, nil)
+		args := []string{}
+		if sub.args != nil {
+			args = sub.args
+		}
+		job := parseScript(sub.text, args, env, sub.opts, files, false, nil)
 		s.Sbatch, s.Features, s.Files = job.Sbatch, job.Features, job.Files
 		s.Features.shiftLines(sub.bodyLine)
 		src := "the job sbatch is given on its standard input"
+		if sub.file != "" {
+			src = "the job script " + sub.file + " it writes and hands sbatch"
+		}
 		if sub.line > 0 {
 			src = "line " + strconv.FormatUint(uint64(sub.line), 10) + ": " + src
 		}

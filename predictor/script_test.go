@@ -265,6 +265,11 @@ func TestSubmittedOnStdin(t *testing.T) {
 			"gpt2", 4, 4, "a100", "line 1: the job sbatch is given on its standard input"},
 		{"here-string", "J=$(cat job.sh)\nsbatch <<< \"#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython train.py --model_name_or_path t5-small\"\n",
 			"t5-small", 0, 1, "a100", "line 2: the job sbatch is given on its standard input"},
+		{"a job script it writes, then hands sbatch with its options", "#!/bin/bash\nMODEL=gpt2-xl\ncat > $HOME/jobs/sft.sbatch <<EOT\n" +
+			fmt.Sprintf(job, "$MODEL", "8") + "EOT\nchmod +x $HOME/jobs/sft.sbatch\nsbatch -N 1 $HOME/jobs/sft.sbatch\n",
+			"gpt2-xl", 8, 2, "", "line 11: the job script ${HOME}/jobs/sft.sbatch it writes and hands sbatch"},
+		{"and its arguments", "cat > run.sh <<'EOT'\n" + fmt.Sprintf(job, "$1", "$2") + "EOT\nsbatch run.sh t5-base 16\n",
+			"t5-base", 16, 4, "", "line 8: the job script run.sh it writes and hands sbatch"},
 	}
 	for _, c := range cases {
 		s := ParseScript(c.script)

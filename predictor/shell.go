@@ -133,8 +133,13 @@ type submission struct {
 	text string
 	opts []Option
 	line uint // the line of the sbatch command (0: not known)
-	// bodyLine is the line the heredoc's body starts on (0: a here-string).
+	// bodyLine is the line the heredoc's body starts on (0: a here-string,
+	// or a file).
 	bodyLine uint
+	// file is the job script the script wrote and named to sbatch, with
+	// the arguments it gave it ("": a job on sbatch's standard input).
+	file string
+	args []string
 }
 
 func newShellReader(emit func(command)) *shellReader {
@@ -759,16 +764,27 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 		r.readText(code, words[:prog])
 		return
 	}
-	if opts, ok := stdinSubmission(words); ok {
-		if text, bodyLine, ok := r.stdin(redirs); ok && r.submitted == nil {
-			sub := &submission{text: text, opts: opts}
-			switch {
-			case bodyLine == 0: // a here-string
-				sub.line = r.line
-			case r.nested == 0 && !r.noLines: // a heredoc whose lines are the script's
-				sub.line, sub.bodyLine = r.line, bodyLine
+	if opts, script, args, ok := sbatchSubmission(words); ok {
+		switch text, ok := r.files[script]; {
+		case script != "" && ok && r.submitted == nil:
+			// A job script the script wrote itself (cat > job.sbatch
+			// <<EOF ... EOF; sbatch job.sbatch).
+			r.submitted = &submission{text: text, opts: opts, args: slices.Clip(args), file: script}
+			if r.nested == 0 && !r.noLines {
+				r.submitted.line = r.line
 			}
-			r.submitted = sub
+		case script != "":
+		default:
+			if text, bodyLine, ok := r.stdin(redirs); ok && r.submitted == nil {
+				sub := &submission{text: text, opts: opts}
+				switch {
+				case bodyLine == 0: // a here-string
+					sub.line = r.line
+				case r.nested == 0 && !r.noLines: // a heredoc whose lines are the script's
+					sub.line, sub.bodyLine = r.line, bodyLine
+				}
+				r.submitted = sub
+			}
 		}
 		return // a submission runs nothing here
 	}
@@ -1696,27 +1712,28 @@ var sbatchFlags = set("--parsable", "--wait", "-W", "--exclusive", "--requeue", 
 	"--use-min-nodes", "--ignore-pbs", "--get-user-env", "--no-kill", "-k", "--reboot", "--oversubscribe", "-s",
 	"--kill-on-invalid-dep")
 
-// stdinSubmission reports whether a command is sbatch reading its job
-// script from standard input (no script named, no --wrap), with the
-// options it is given. Another command, or sbatch given a script, is not.
-func stdinSubmission(words []string) ([]Option, bool) {
+// sbatchSubmission reports whether a command is sbatch given a job
+// script (no --wrap), with the options it is given: the script named
+// (and its arguments), or "" where sbatch reads it from standard input.
+func sbatchSubmission(words []string) (opts []Option, script string, args []string, ok bool) {
 	i := 0
 	for i < len(words) && strings.Contains(words[i], "=") && isIdent(words[i][:strings.IndexByte(words[i], '=')]) {
 		i++ // VAR=value sbatch ...
 	}
 	if i >= len(words) || path.Base(words[i]) != "sbatch" {
-		return nil, false
+		return nil, "", nil, false
 	}
-	var opts []Option
 	for i++; i < len(words); i++ {
 		w := words[i]
 		switch {
 		case w == "--":
-			return nil, false
-		case !strings.HasPrefix(w, "-") || w == "-":
-			return nil, false // the job's script, named
+			return nil, "", nil, false
+		case w == "-":
+			return nil, "", nil, false
+		case !strings.HasPrefix(w, "-"):
+			return canonicalKeys(opts), w, words[i+1:], true // the job's script, named
 		case strings.HasPrefix(w, "--wrap"):
-			return nil, false
+			return nil, "", nil, false
 		case sbatchFlags[w]:
 			opts = append(opts, Option{Key: w})
 		case strings.Contains(w, "=") && (strings.HasPrefix(w, "--") || len(w) > 2 && w[2] == '='):
@@ -1731,7 +1748,7 @@ func stdinSubmission(words []string) ([]Option, bool) {
 			opts = append(opts, Option{Key: w})
 		}
 	}
-	return canonicalKeys(opts), true
+	return canonicalKeys(opts), "", nil, true
 }
 
 // shellProgram reports whether a command is a shell reading its commands
