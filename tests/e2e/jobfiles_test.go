@@ -86,9 +86,9 @@ torchrun --nproc_per_node 1 train.py --config configs/vit.yaml
 		}
 	}
 	t.Cleanup(func() { os.RemoveAll(withFile); os.RemoveAll(empty) })
-	submit := func(dir, name string) (job, string) {
+	submit := func(script, dir, name string) (job, string) {
 		t.Helper()
-		id, stderr, err := c.TrySbatch(t, "-H", "--chdir="+dir, "--job-name="+name, "--gres=gpu:1", path)
+		id, stderr, err := c.TrySbatch(t, "-H", "--chdir="+dir, "--job-name="+name, "--gres=gpu:1", script)
 		if err != nil {
 			t.Fatalf("sbatch --chdir=%s: %v\n%s", dir, err, stderr)
 		}
@@ -96,31 +96,41 @@ torchrun --nproc_per_node 1 train.py --config configs/vit.yaml
 		sub := c.stored(t, token(j))
 		return j, string(sub.Features) + "\n" + string(sub.Request)
 	}
+	lacks := func(what, stored string, wants ...string) {
+		t.Helper()
+		for _, want := range wants {
+			if !strings.Contains(stored, want) {
+				t.Errorf("%s: stored %s\nlacks %s", what, stored, want)
+			}
+		}
+	}
 	read := func() float64 {
 		v, _ := strconv.ParseFloat(c.metric(t, `augur_job_files_total{result="read"}`), 64)
 		return v
+	}
+	// readWith checks a job read with its files: the prior of the model
+	// they name, and reads more files read.
+	readWith := func(what string, j job, before float64, reads int) {
+		t.Helper()
+		if !strings.Contains(j.AdminComment, "src=prior/") {
+			t.Errorf("%s: annotation %q, want the prior for the model its files name", what, j.AdminComment)
+		}
+		if got := read(); got != before+float64(reads) {
+			t.Errorf("%s: augur_job_files_total{result=\"read\"} went from %v to %v, want %d more", what, before, got, reads)
+		}
 	}
 
 	c.setJobFiles(t, true)
 	t.Cleanup(func() { c.setJobFiles(t, false) })
 	before := read()
-	j, stored := submit(withFile, "cfg-on")
-	for _, want := range []string{`"model":"vit_large_patch16_224"`, `"batch_size":64`, `"precision":"bf16"`,
+	j, stored := submit(path, withFile, "cfg-on")
+	lacks("job_files on", stored, `"model":"vit_large_patch16_224"`, `"batch_size":64`, `"precision":"bf16"`,
 		`vit.yaml: model`, `train.py: default of --precision`, `"configs/vit.yaml":"model: vit_large_patch16_224`,
-		`"train.py":".add_argument('--config', required=True)\n.add_argument('--precision', default='bf16', choices=['bf16', 'fp16', 'fp32'])\n"`} {
-		if !strings.Contains(stored, want) {
-			t.Errorf("job_files on: stored %s\nlacks %s", stored, want)
-		}
-	}
+		`"train.py":".add_argument('--config', required=True)\n.add_argument('--precision', default='bf16', choices=['bf16', 'fp16', 'fp32'])\n"`)
 	if strings.Contains(stored, "torch.nn") {
 		t.Errorf("job_files on: the program's code was stored, not only its options: %s", stored)
 	}
-	if !strings.Contains(j.AdminComment, "src=prior/") {
-		t.Errorf("job_files on: annotation %q, want the prior for the model the file names", j.AdminComment)
-	}
-	if got := read(); got != before+2 {
-		t.Errorf("augur_job_files_total{result=\"read\"} went from %v to %v, want two more (config and program)", before, got)
-	}
+	readWith("job_files on", j, before, 2) // the config and the program
 
 	// A Hydra application: the files come in rounds (the program, its
 	// primary config, the experiment the command line chooses, the groups
@@ -146,36 +156,21 @@ torchrun --nproc_per_node 1 train.py --config configs/vit.yaml
 	}
 	hydraScript := c.BatchScript(t, "#!/bin/bash\n#SBATCH --time=02:00:00\n#SBATCH --cpus-per-task=1\nsrun python src/train.py experiment=vit\n")
 	before = read()
-	id, stderr, err := c.TrySbatch(t, "-H", "--chdir="+hydra, "--job-name=hydra-on", "--gres=gpu:1", hydraScript)
-	if err != nil {
-		t.Fatalf("sbatch --chdir=%s: %v\n%s", hydra, err, stderr)
-	}
-	j = c.job(t, id)
-	sub := c.stored(t, token(j))
-	stored = string(sub.Features) + "\n" + string(sub.Request)
-	for _, want := range []string{`"model":"vit_large_patch16_224"`, `"batch_size":32`, `vit.yaml defaults: model`,
-		`"configs/model/vit_large_patch16_224.yaml":"_target_`, `"src/train.py":"@hydra.main(version_base=None, config_path=\"../configs\", config_name=\"train\")\n"`} {
-		if !strings.Contains(stored, want) {
-			t.Errorf("Hydra: stored %s\nlacks %s", stored, want)
-		}
-	}
+	j, stored = submit(hydraScript, hydra, "hydra-on")
+	lacks("Hydra", stored, `"model":"vit_large_patch16_224"`, `"batch_size":32`, `vit.yaml defaults: model`,
+		`"configs/model/vit_large_patch16_224.yaml":"_target_`, `"src/train.py":"@hydra.main(version_base=None, config_path=\"../configs\", config_name=\"train\")\n"`)
 	if strings.Contains(stored, "configs/model/mlp.yaml") {
 		t.Errorf("Hydra: the model the experiment overrides was read: %s", stored)
 	}
-	if !strings.Contains(j.AdminComment, "src=prior/") {
-		t.Errorf("Hydra: annotation %q, want the prior for the model the experiment chooses", j.AdminComment)
-	}
-	if got := read(); got != before+5 {
-		t.Errorf("Hydra: augur_job_files_total{result=\"read\"} went from %v to %v, want five more", before, got)
-	}
+	readWith("Hydra", j, before, 5) // the program, train.yaml, the experiment, the model and data it chooses
 
-	j, stored = submit(empty, "cfg-absent")
+	j, stored = submit(path, empty, "cfg-absent")
 	if strings.Contains(stored, "vit_large") || strings.Contains(j.AdminComment, "src=prior/") {
 		t.Errorf("no file in the submission directory: stored %s, annotation %q", stored, j.AdminComment)
 	}
 
 	c.setJobFiles(t, false)
-	j, stored = submit(withFile, "cfg-off")
+	j, stored = submit(path, withFile, "cfg-off")
 	if strings.Contains(stored, "vit_large") || strings.Contains(j.AdminComment, "src=prior/") {
 		t.Errorf("job_files off: stored %s, annotation %q", stored, j.AdminComment)
 	}
