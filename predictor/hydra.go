@@ -125,11 +125,14 @@ func programArgsAfter(words []string, program string) []string {
 	return nil
 }
 
-// maxHydraDefaults bounds the entries read from one defaults list, and
-// maxHydraDepth how deep configs including configs are followed.
+// maxHydraDefaults bounds the entries read from one defaults list,
+// maxHydraDepth how deep configs including configs are followed, and
+// maxHydraPasses the passes over the chosen groups' files, each of which
+// may choose others.
 const (
 	maxHydraDefaults = 64
 	maxHydraDepth    = 4
+	maxHydraPasses   = 4
 )
 
 // hydraEntry is one entry of a defaults list: one that chooses an option
@@ -397,7 +400,7 @@ func hydraFeatures(c command, program, progPath, text string, haveText bool, giv
 	// before the others: a file may change other groups' choices (an
 	// experiment's override /model: unet), so while one of the command
 	// line's is still to be read, the others wait.
-	for range maxHydraDepth {
+	for range maxHydraPasses {
 		changed := command()
 		groups := slices.Clone(h.order)
 		rank := func(g string) int {
