@@ -117,8 +117,8 @@ func programArgsAfter(words []string, program string) []string {
 		}
 		return nil
 	}
-	for i, w := range words {
-		if path.Base(w) == program {
+	for i := min(programIndex(words), len(words)); i < len(words); i++ {
+		if path.Base(words[i]) == program {
 			return words[i+1:]
 		}
 	}
@@ -359,16 +359,18 @@ func hydraFeatures(c command, program, progPath, text string, haveText bool, giv
 	case strings.Contains(cp, "://"):
 		return f, false, false
 	case cp != "" && (path.IsAbs(cp) || strings.HasPrefix(cp, "~") || strings.HasPrefix(cp, "$")):
-		d, ok := jobPath(c.dir, c.dirOK, cp)
-		if !ok {
+		hp, ok := containerHost(c.words, cp)
+		d, ok2 := jobPath(c.dir, c.dirOK, hp)
+		if !ok || !ok2 {
 			return f, false, false
 		}
 		h.dir = d
 	case cp != "" && progPath != "":
 		h.dir = path.Join(path.Dir(progPath), cp)
 	case call.dir != "":
-		d, ok := jobPath(c.dir, c.dirOK, call.dir)
-		if !ok {
+		hp, ok := containerHost(c.words, call.dir)
+		d, ok2 := jobPath(c.dir, c.dirOK, hp)
+		if !ok || !ok2 {
 			return f, false, false
 		}
 		h.dir = d

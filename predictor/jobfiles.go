@@ -162,7 +162,9 @@ func programFile(words []string, program string) string {
 	if !strings.HasSuffix(program, ".py") {
 		return ""
 	}
-	for _, w := range words {
+	// From the program on: a wrapper's options may name the same file
+	// (docker run -v ~/proj/train.py:/app/train.py ... python /app/train.py).
+	for _, w := range words[min(programIndex(words), len(words)):] {
 		if path.Base(w) == program {
 			return w
 		}
@@ -174,12 +176,11 @@ func programFile(words []string, program string) string {
 // jobPath; where given lacks it, it is added to wanted.
 // p is its jobPath ("" where it has none).
 func jobProgram(c command, program string, given map[string]string, wanted *[]string) (p, text string, found bool) {
-	w := programFile(c.words, program)
-	if w == "" {
+	w, ok := containerHost(c.words, programFile(c.words, program))
+	if !ok {
 		return "", "", false
 	}
-	p, ok := jobPath(c.dir, c.dirOK, w)
-	if !ok {
+	if p, ok = jobPath(c.dir, c.dirOK, w); !ok {
 		return "", "", false
 	}
 	if text, ok := given[p]; ok {
@@ -208,7 +209,11 @@ func jobFiles(c command, given map[string]string, wanted *[]string) map[string]s
 		if _, ok := files[w]; ok {
 			continue // the script wrote it
 		}
-		p, ok := jobPath(c.dir, c.dirOK, w)
+		hw, ok := containerHost(c.words, w)
+		if !ok {
+			continue
+		}
+		p, ok := jobPath(c.dir, c.dirOK, hw)
 		if !ok {
 			continue
 		}
@@ -245,4 +250,103 @@ func FilePath(p, workdir, home string) (string, bool) {
 		return "", false
 	}
 	return filepath.Join(dir, p), true
+}
+
+// containerHost is the host path of p, a path a command names (""
+// for none): through the bind mounts of the container it runs in, if any.
+func containerHost(words []string, p string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	if cp, ok := commandContainer(words); ok {
+		return cp.host(p)
+	}
+	return p, true
+}
+
+// containerPaths says where the files a command's program names are on
+// the host when it runs in a container: through the container's bind
+// mounts (docker -v SRC:DST, --mount type=bind,source=,target=;
+// singularity and apptainer -B SRC[:DST]; pyxis's srun --container-mounts;
+// enroot --mount). Docker and podman see nothing of the host but what is
+// mounted; the others mount the home and working directories by default.
+type containerPaths struct {
+	binds    [][2]string // host, container
+	isolated bool        // docker or podman: only the mounts are the host's
+}
+
+// commandContainer reads the container a command runs its program in
+// from the words before the program; ok is false where it runs in none.
+func commandContainer(words []string) (cp containerPaths, ok bool) {
+	prog := min(programIndex(words), len(words))
+	kind := ""
+	for i := 0; i < prog; i++ {
+		w := words[i]
+		switch base := path.Base(w); base {
+		case "docker", "podman", "nvidia-docker":
+			kind, ok, cp.isolated = base, true, true
+			continue
+		case "singularity", "apptainer", "enroot":
+			kind, ok = base, true
+			continue
+		}
+		key, val, eq := strings.Cut(w, "=")
+		if !eq && i+1 < prog {
+			val = words[i+1]
+		}
+		var specs []string
+		switch {
+		case key == "--container-image":
+			ok = true
+		case key == "--container-mounts" || key == "--mount" && kind == "enroot":
+			specs = strings.Split(val, ",")
+		case (key == "-v" || key == "--volume") && cp.isolated:
+			specs = []string{val}
+		case (key == "-B" || key == "--bind") && (kind == "singularity" || kind == "apptainer"):
+			specs = strings.Split(val, ",")
+		case key == "--mount" && cp.isolated:
+			var src, dst string
+			for _, kv := range strings.Split(val, ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				switch k {
+				case "source", "src":
+					src = v
+				case "target", "destination", "dst":
+					dst = v
+				}
+			}
+			if src != "" && dst != "" {
+				specs = []string{src + ":" + dst}
+			}
+		}
+		for _, s := range specs {
+			src, dst, found := strings.Cut(s, ":")
+			dst, _, _ = strings.Cut(dst, ":") // :ro, :rw
+			if !found || dst == "" {
+				dst = src // -B /scratch: the same path inside
+			}
+			if path.IsAbs(dst) && src != "" && len(cp.binds) < 64 {
+				cp.binds = append(cp.binds, [2]string{src, path.Clean(dst)})
+			}
+		}
+	}
+	return cp, ok
+}
+
+// host returns the host path of p, a path the program names inside the
+// container: under a bind mount's target, the mount's source (the
+// longest target wins); elsewhere itself, unless the container is
+// isolated, where it is the image's (ok false).
+func (cp containerPaths) host(p string) (string, bool) {
+	best := -1
+	for i, b := range cp.binds {
+		if (p == b[1] || strings.HasPrefix(p, b[1]+"/") || b[1] == "/") && (best < 0 || len(b[1]) > len(cp.binds[best][1])) {
+			best = i
+		}
+	}
+	if best >= 0 && path.IsAbs(p) {
+		b := cp.binds[best]
+		return path.Join(b[0], strings.TrimPrefix(p, b[1])), true
+	}
+	return p, !cp.isolated
 }

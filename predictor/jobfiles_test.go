@@ -45,6 +45,13 @@ func TestScriptFiles(t *testing.T) {
 		{"not a config", "python t.py --data train.csv --out run.pt", []string{"t.py"}},
 		{"a module's file", "cd /w\npython -m pkg.train --config a.yaml", []string{"/w/a.yaml", "/w/pkg/train.py"}},
 		{"a program under an unknown variable", "python $SRC/train.py", nil},
+		{"docker's mounts, not a wrapper's option, name the host's files", "srun docker run --rm -v $HOME/proj/train.py:/app/train.py \\\n" +
+			"  --volume=$HOME/proj/configs:/app/configs:ro img python3 /app/train.py --config /app/configs/a.yaml", []string{"~/proj/configs/a.yaml", "~/proj/train.py"}},
+		{"--mount type=bind", "docker run --mount type=bind,source=/data/u/code,target=/code img python /code/t.py", []string{"/data/u/code/t.py"}},
+		{"a docker image's own files are not the host's", "docker run -v /data:/data img python /opt/code/train.py --config cfg.yaml", nil},
+		{"singularity's binds", "singularity exec --nv -B /scratch/u/code:/code,/data img.sif python /code/train.py --config /data/c.yaml", []string{"/data/c.yaml", "/scratch/u/code/train.py"}},
+		{"singularity mounts the working directory", "apptainer exec img.sif python train.py", []string{"train.py"}},
+		{"pyxis's container mounts", "srun --container-image=nvcr.io/nvidia/pytorch:24.01-py3 --container-mounts=/lustre/u/proj:/workspace python /workspace/train.py", []string{"/lustre/u/proj/train.py"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ParseScript("#!/bin/bash\n" + tc.script + "\n").Files; !slices.Equal(got, tc.want) {
