@@ -158,33 +158,16 @@ func flatten(m map[string]any, prefix string, deepspeed bool, args *[]string) {
 }
 
 // hydraDefaults appends the config groups a Hydra config's defaults list
-// chooses as the --group option pairs a command line's group=option
-// overrides are read as: "- model: resnet50", "- override /model:
-// mae_small", "- /model@net: unet" and "- optional data: cifar" choose the
-// model resnet50, mae_small, unet and the data cifar, as model=resnet50
-// would on the command line. Entries that choose nothing (_self_, a
-// group set to null, a list of options) and Hydra's own groups
-// (hydra/launcher) are passed over.
+// chooses (hydraEntryOf) as the --group option pairs a command line's
+// group=option overrides are read as: "- model: resnet50", "- override
+// /model: mae_small", "- /model@net: unet" and "- optional data: cifar"
+// choose the model resnet50, mae_small, unet and the data cifar, as
+// model=resnet50 would on the command line. A config it includes
+// (- base_train) is not read here.
 func hydraDefaults(list []any, args *[]string) {
-	for _, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok || len(m) != 1 {
-			continue
-		}
-		for k, v := range m {
-			opt, ok := v.(string)
-			if !ok || opt == "" || unexpanded(opt) || len(*args) >= maxConfigArgs {
-				continue
-			}
-			k = strings.TrimSpace(k)
-			for _, p := range []string{"override ", "optional "} {
-				k = strings.TrimSpace(strings.TrimPrefix(k, p))
-			}
-			group, _, _ := strings.Cut(strings.TrimPrefix(k, "/"), "@")
-			if group == "" || group == "hydra" || strings.HasPrefix(group, "hydra/") {
-				continue
-			}
-			*args = append(*args, "--"+strings.ReplaceAll(group, "/", "."), opt)
+	for _, v := range list {
+		if e, ok := hydraEntryOf(v); ok && e.group != "" && len(*args) < maxConfigArgs {
+			*args = append(*args, "--"+strings.ReplaceAll(e.group, "/", "."), e.option)
 		}
 	}
 }

@@ -296,15 +296,16 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 		if ok {
 			// What the command's own flags say wins over its config files,
 			// and they over the program's own defaults.
-			c.files = jobFiles(c, given, wanted)
+			lp := newLaunchPaths(c)
+			c.files = jobFiles(lp, given, wanted)
 			if len(c.files) > 0 {
 				if ff, found := fileFeatures(c.words, c.files, docs); found {
 					cf = mergeFeatures(cf, ff)
 				}
 			}
-			progPath, text, found := jobProgram(c, cf.Program, given, wanted)
+			progPath, text, found := jobProgram(lp, cf.Program, given, wanted)
 			// A Hydra application's composed config is its config.
-			if hf, ok, refines := hydraFeatures(c, cf.Program, progPath, text, found, given, wanted, docs); ok {
+			if hf, ok, refines := hydraFeatures(lp, cf.Program, progPath, text, found, given, wanted, docs); ok {
 				if refines {
 					// model=pythia69, whose file names EleutherAI/pythia-6.9b.
 					cf.Model, cf.ModelFrom = hf.Model, hf.ModelFrom
@@ -356,8 +357,7 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 	}
 	text = firstLines(text, MaxScriptLines)
 	if ast == nil || ast.text != text {
-		ast = &shellAST{text: text}
-		ast.stmts, ast.ok = parseShell(text)
+		ast = newShellAST(text)
 	}
 	if ast.ok {
 		r.stmts(ast.stmts)

@@ -107,8 +107,9 @@ func hydraArgs(args []string) hydraCall {
 }
 
 // programArgsAfter returns the words after the one naming the program
-// (train.py, or the module of python -m), or nil where none does.
-func programArgsAfter(words []string, program string) []string {
+// (train.py, or the module of python -m), or nil where none does; prog is
+// the index of the program word (programIndex).
+func programArgsAfter(words []string, prog int, program string) []string {
 	if mod, ok := strings.CutPrefix(program, "-m "); ok {
 		for i := 1; i < len(words); i++ {
 			if words[i] == mod && words[i-1] == "-m" {
@@ -117,7 +118,7 @@ func programArgsAfter(words []string, program string) []string {
 		}
 		return nil
 	}
-	for i := min(programIndex(words), len(words)); i < len(words); i++ {
+	for i := prog; i < len(words); i++ {
 		if path.Base(words[i]) == program {
 			return words[i+1:]
 		}
@@ -174,37 +175,43 @@ func hydraDoc(text string, docs configDocs) (c hydraConfig, ok bool) {
 	}
 	list, _ := c.top["defaults"].([]any)
 	for _, e := range list[:min(len(list), maxHydraDefaults)] {
-		if inc, ok := e.(string); ok {
-			if inc = strings.TrimSpace(inc); inc != "" && inc != "_self_" && !unexpanded(inc) {
-				c.entries = append(c.entries, hydraEntry{option: inc})
-			}
-			continue
-		}
-		m, ok := e.(map[string]any)
-		if !ok || len(m) != 1 {
-			continue
-		}
-		for k, v := range m {
-			opt, ok := v.(string)
-			if !ok || opt == "" || unexpanded(opt) {
-				continue
-			}
-			k = strings.TrimSpace(k)
-			var e hydraEntry
-			if rest, ok := strings.CutPrefix(k, "override "); ok {
-				k, e.override = strings.TrimSpace(rest), true
-			}
-			k = strings.TrimSpace(strings.TrimPrefix(k, "optional "))
-			e.absolute = strings.HasPrefix(k, "/")
-			e.group, _, _ = strings.Cut(strings.TrimPrefix(k, "/"), "@")
-			if e.group == "" || e.group == "hydra" || strings.HasPrefix(e.group, "hydra/") {
-				continue
-			}
-			e.option = opt
+		if e, ok := hydraEntryOf(e); ok {
 			c.entries = append(c.entries, e)
 		}
 	}
 	return c, true
+}
+
+// hydraEntryOf reads one entry of a defaults list: a group's choice
+// (- model: resnet50, - override /model: unet, - optional db: pg,
+// - /db@backup: pg), or a config the including config's group holds
+// (- base_train). Entries that choose nothing (_self_, a group set to
+// null, a list of options, an expansion) and Hydra's own groups
+// (hydra/launcher) are not read (ok false).
+func hydraEntryOf(v any) (e hydraEntry, ok bool) {
+	if inc, ok := v.(string); ok {
+		inc = strings.TrimSpace(inc)
+		return hydraEntry{option: inc}, inc != "" && inc != "_self_" && !unexpanded(inc)
+	}
+	m, isMap := v.(map[string]any)
+	if !isMap || len(m) != 1 {
+		return e, false
+	}
+	for k, v := range m {
+		opt, isString := v.(string)
+		if !isString || opt == "" || unexpanded(opt) {
+			return e, false
+		}
+		k = strings.TrimSpace(k)
+		if rest, ok := strings.CutPrefix(k, "override "); ok {
+			k, e.override = strings.TrimSpace(rest), true
+		}
+		k = strings.TrimSpace(strings.TrimPrefix(k, "optional "))
+		e.absolute = strings.HasPrefix(k, "/")
+		e.group, _, _ = strings.Cut(strings.TrimPrefix(k, "/"), "@")
+		e.option = opt
+	}
+	return e, e.group != "" && e.group != "hydra" && !strings.HasPrefix(e.group, "hydra/")
 }
 
 // hydraGroupRank orders the groups whose files are read first where not
@@ -340,8 +347,8 @@ func (h *hydraComposition) settings(p, group string, depth int, cfgs *[]Features
 // the command line chose names in its file (model=pythia69, whose file
 // names EleutherAI/pythia-6.9b), which says more than the command line's
 // own word.
-func hydraFeatures(c command, program, progPath, text string, haveText bool, given map[string]string, wanted *[]string, docs configDocs) (f Features, found, refines bool) {
-	call := hydraArgs(programArgsAfter(c.words, program))
+func hydraFeatures(c *launchPaths, program, progPath, text string, haveText bool, given map[string]string, wanted *[]string, docs configDocs) (f Features, found, refines bool) {
+	call := hydraArgs(programArgsAfter(c.words, c.prog, program))
 	declPath, declName, declared := "", "", false
 	if haveText {
 		declPath, declName, declared = hydraMain(text)
@@ -359,7 +366,7 @@ func hydraFeatures(c command, program, progPath, text string, haveText bool, giv
 	case strings.Contains(cp, "://"):
 		return f, false, false
 	case cp != "" && (path.IsAbs(cp) || strings.HasPrefix(cp, "~") || strings.HasPrefix(cp, "$")):
-		hp, ok := containerHost(c.words, cp)
+		hp, ok := c.host(cp)
 		d, ok2 := jobPath(c.dir, c.dirOK, hp)
 		if !ok || !ok2 {
 			return f, false, false
@@ -368,7 +375,7 @@ func hydraFeatures(c command, program, progPath, text string, haveText bool, giv
 	case cp != "" && progPath != "":
 		h.dir = path.Join(path.Dir(progPath), cp)
 	case call.dir != "":
-		hp, ok := containerHost(c.words, call.dir)
+		hp, ok := c.host(call.dir)
 		d, ok2 := jobPath(c.dir, c.dirOK, hp)
 		if !ok || !ok2 {
 			return f, false, false

@@ -61,12 +61,12 @@ func readJobFiles(first Script, text string, args, env []string, read func(paths
 			break
 		}
 		n := 0
-		for p, text := range read(paths) {
+		for p, body := range read(paths) {
 			if _, dup := files[p]; asked[p] && !dup {
 				if files == nil {
 					files = map[string]string{}
 				}
-				files[p] = text
+				files[p] = body
 				n++
 			}
 		}
@@ -151,8 +151,9 @@ func cutVar(p, name string) (string, bool) {
 }
 
 // programFile is the Python file a launch runs, as the command names it
-// (train.py, src/train.py, or pkg/mod.py for python -m pkg.mod), or "".
-func programFile(words []string, program string) string {
+// (train.py, src/train.py, or pkg/mod.py for python -m pkg.mod), or "";
+// prog is the index of its program word (programIndex).
+func programFile(words []string, prog int, program string) string {
 	if mod, ok := strings.CutPrefix(program, "-m "); ok {
 		if mod == "" || strings.ContainsAny(mod, "/$") {
 			return ""
@@ -164,7 +165,7 @@ func programFile(words []string, program string) string {
 	}
 	// From the program on: a wrapper's options may name the same file
 	// (docker run -v ~/proj/train.py:/app/train.py ... python /app/train.py).
-	for _, w := range words[min(programIndex(words), len(words)):] {
+	for _, w := range words[prog:] {
 		if path.Base(w) == program {
 			return w
 		}
@@ -175,8 +176,8 @@ func programFile(words []string, program string) string {
 // jobProgram looks up the Python program a command runs in given, by its
 // jobPath; where given lacks it, it is added to wanted.
 // p is its jobPath ("" where it has none).
-func jobProgram(c command, program string, given map[string]string, wanted *[]string) (p, text string, found bool) {
-	w, ok := containerHost(c.words, programFile(c.words, program))
+func jobProgram(c *launchPaths, program string, given map[string]string, wanted *[]string) (p, text string, found bool) {
+	w, ok := c.host(programFile(c.words, c.prog, program))
 	if !ok {
 		return "", "", false
 	}
@@ -196,7 +197,7 @@ func jobProgram(c command, program string, given map[string]string, wanted *[]st
 // not write: those found in given join the command's files under the name
 // the command gives them; the others are added to wanted (once each, at
 // most MaxJobFiles in all).
-func jobFiles(c command, given map[string]string, wanted *[]string) map[string]string {
+func jobFiles(c *launchPaths, given map[string]string, wanted *[]string) map[string]string {
 	files := c.files
 	copied := false
 	for _, w := range c.words[1:] {
@@ -209,7 +210,7 @@ func jobFiles(c command, given map[string]string, wanted *[]string) map[string]s
 		if _, ok := files[w]; ok {
 			continue // the script wrote it
 		}
-		hw, ok := containerHost(c.words, w)
+		hw, ok := c.host(w)
 		if !ok {
 			continue
 		}
@@ -252,14 +253,32 @@ func FilePath(p, workdir, home string) (string, bool) {
 	return filepath.Join(dir, p), true
 }
 
-// containerHost is the host path of p, a path a command names (""
-// for none): through the bind mounts of the container it runs in, if any.
-func containerHost(words []string, p string) (string, bool) {
+// launchPaths is a launch command with what resolving the paths it
+// names takes: the index of its program word, and the container it runs
+// its program in, read where a path first needs it.
+type launchPaths struct {
+	command
+	prog      int
+	container *containerPaths // nil: not read yet
+	contained bool
+}
+
+func newLaunchPaths(c command) *launchPaths {
+	return &launchPaths{command: c, prog: min(programIndex(c.words), len(c.words))}
+}
+
+// host is the host path of p, a path the command names ("" for none):
+// through the bind mounts of the container it runs in, if any.
+func (c *launchPaths) host(p string) (string, bool) {
 	if p == "" {
 		return "", false
 	}
-	if cp, ok := commandContainer(words); ok {
-		return cp.host(p)
+	if c.container == nil {
+		cp, ok := commandContainer(c.words, c.prog)
+		c.container, c.contained = &cp, ok
+	}
+	if c.contained {
+		return c.container.host(p)
 	}
 	return p, true
 }
@@ -276,9 +295,9 @@ type containerPaths struct {
 }
 
 // commandContainer reads the container a command runs its program in
-// from the words before the program; ok is false where it runs in none.
-func commandContainer(words []string) (cp containerPaths, ok bool) {
-	prog := min(programIndex(words), len(words))
+// from the words before the program (at prog); ok is false where it runs
+// in none.
+func commandContainer(words []string, prog int) (cp containerPaths, ok bool) {
 	kind := ""
 	for i := 0; i < prog; i++ {
 		w := words[i]

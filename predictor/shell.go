@@ -165,11 +165,18 @@ type shellAST struct {
 	docs  configDocs // the config files the readings parsed
 }
 
-// parseShellAST parses a script's text as scriptFeatures reads it.
+// parseShellAST parses a script's text as scriptFeatures reads it, for
+// the readings of one job's files.
 func parseShellAST(text string) *shellAST {
-	text = firstLines(text, MaxScriptLines)
+	ast := newShellAST(firstLines(text, MaxScriptLines))
+	ast.docs = configDocs{}
+	return ast
+}
+
+// newShellAST parses text, already cut to MaxScriptLines.
+func newShellAST(text string) *shellAST {
 	stmts, ok := parseShell(text)
-	return &shellAST{text: text, stmts: stmts, ok: ok, docs: configDocs{}}
+	return &shellAST{text: text, stmts: stmts, ok: ok}
 }
 
 // parseShell parses text as bash; on a syntax error it reports false.
