@@ -250,8 +250,8 @@ func (h *hydraComposition) config(p string, ask bool) *hydraConfig {
 	}
 	text, ok := h.given[p]
 	if !ok {
-		if ask && len(*h.wanted) < MaxJobFiles && !slices.Contains(*h.wanted, p) {
-			*h.wanted = append(*h.wanted, p)
+		if ask {
+			want(h.wanted, p)
 		}
 		return nil
 	}
@@ -305,10 +305,9 @@ func (h *hydraComposition) settle(p, group string, depth int, ask bool) (changed
 		if !e.absolute && group != "" {
 			g = group + "/" + g // a group's own subgroup
 		}
-		prev, chosen := h.choices[g]
-		switch {
-		case h.command[g] || chosen && (!e.override || prev.option == e.option):
-		default:
+		// The command line's choice stands; an earlier one stands unless
+		// this entry overrides it with another option.
+		if prev, chosen := h.choices[g]; !h.command[g] && (!chosen || e.override && prev.option != e.option) {
 			h.choose(g, e.option, path.Base(p)+" defaults")
 			changed = true
 		}

@@ -187,10 +187,16 @@ func jobProgram(c *launchPaths, program string, given map[string]string, wanted 
 	if text, ok := given[p]; ok {
 		return p, text, true
 	}
+	want(wanted, p)
+	return p, "", false
+}
+
+// want adds p to the files a reading names and was not given (wanted),
+// once, and at most MaxJobFiles in all.
+func want(wanted *[]string, p string) {
 	if len(*wanted) < MaxJobFiles && !slices.Contains(*wanted, p) {
 		*wanted = append(*wanted, p)
 	}
-	return p, "", false
 }
 
 // jobFiles looks up the config files a command names that the script did
@@ -228,9 +234,7 @@ func jobFiles(c *launchPaths, given map[string]string, wanted *[]string) map[str
 			files[w] = text
 			continue
 		}
-		if len(*wanted) < MaxJobFiles && !slices.Contains(*wanted, p) {
-			*wanted = append(*wanted, p)
-		}
+		want(wanted, p)
 	}
 	return files
 }
