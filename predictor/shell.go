@@ -772,26 +772,25 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 		return
 	}
 	if opts, script, args, ok := sbatchSubmission(words); ok {
-		switch text, ok := r.files[script]; {
-		case script != "" && ok && r.submitted == nil:
+		if script != "" {
 			// A job script the script wrote itself (cat > job.sbatch
-			// <<EOF ... EOF; sbatch job.sbatch).
-			r.submitted = &submission{text: text, opts: opts, args: slices.Clip(args), file: script}
-			if r.nested == 0 && !r.noLines {
-				r.submitted.line = r.line
-			}
-		case script != "":
-		default:
-			if text, bodyLine, ok := r.stdin(redirs); ok && r.submitted == nil {
-				sub := &submission{text: text, opts: opts}
-				switch {
-				case bodyLine == 0: // a here-string
-					sub.line = r.line
-				case r.nested == 0 && !r.noLines: // a heredoc whose lines are the script's
-					sub.line, sub.bodyLine = r.line, bodyLine
+			// <<EOF ... EOF; sbatch job.sbatch); one it did not write is
+			// not shown.
+			if text, ok := r.files[script]; ok && r.submitted == nil {
+				r.submitted = &submission{text: text, opts: opts, args: slices.Clip(args), file: script}
+				if r.nested == 0 && !r.noLines {
+					r.submitted.line = r.line
 				}
-				r.submitted = sub
 			}
+		} else if text, bodyLine, ok := r.stdin(redirs); ok && r.submitted == nil {
+			sub := &submission{text: text, opts: opts}
+			switch {
+			case bodyLine == 0: // a here-string
+				sub.line = r.line
+			case r.nested == 0 && !r.noLines: // a heredoc whose lines are the script's
+				sub.line, sub.bodyLine = r.line, bodyLine
+			}
+			r.submitted = sub
 		}
 		return // a submission runs nothing here
 	}
