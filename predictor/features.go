@@ -1244,8 +1244,16 @@ func argFeatures(f Features, args []string, l launch) Features {
 					continue
 				}
 				nk = last
-				if parts[0] == "critic" && (batchFlags[last] || perGPUBatchFlag(last)) {
+				switch {
+				case parts[0] == "critic" && (batchFlags[last] || perGPUBatchFlag(last)):
 					nk = "" // the critic's batch, beside the policy's
+				case len(parts) == 3 && parts[1] == "model" && (last == "path" || modelNameKeys[last]):
+					// actor_rollout_ref.model.path=/models/Qwen2.5-7B-Instruct
+					// is the policy trained; critic.model.path is beside it.
+					nk = "model"
+					if parts[0] == "critic" {
+						nk = ""
+					}
 				}
 			case parts[0] == "model" && modelNameKeys[last] && ownKey:
 				nk = "model"

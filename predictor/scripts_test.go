@@ -509,6 +509,13 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen/qwen2.5-3b", ModelFrom: "flag",
 				BatchSize: 4, GPUs: 4},
 		},
+		"verl's policy kept in a directory is the model its name gives; the critic's is beside it": {
+			script: sh(`#SBATCH --gres=gpu:4`, `MODEL_PATH=/share/lab/LLMs/Qwen2.5-7B-Instruct`,
+				`python3 -m verl.trainer.main_ppo critic.model.path=/share/lab/LLMs/Qwen2.5-32B \`,
+				`  actor_rollout_ref.model.path=${MODEL_PATH} trainer.sampling_strategy=treerl trainer.n_gpus_per_node=4`),
+			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen2.5-7b-instruct", ModelFrom: "flag",
+				GPUs: 4},
+		},
 		"a DeepSpeed config named for its precision": {
 			script: sh(`python main.py --distributed --num-gpus 8 --mode train --config-yml configs/s2ef/gemnet-dT.yml --deepspeed-config configs/ds_config_fp16.json`),
 			want: Features{Launcher: "python", Program: "main.py", Model: "gemnet", ModelFrom: "config", Precision: "fp16",
