@@ -1777,6 +1777,43 @@ func isHydra(w string) bool {
 	return true
 }
 
+// prefixedModel reads the model a program takes from a variable of its own
+// (GSM8K_MODEL_PATH=Qwen/Qwen2.5-1.5B-Instruct, FINETUNE_MODEL=...): the
+// one exported name ending in MODEL, MODEL_PATH, MODEL_NAME or
+// MODEL_NAME_OR_PATH whose value is a hub id or a known model's name; not
+// a model beside the one trained (REWARD_MODEL), one written
+// (HUB_MODEL_ID, OUTPUT_MODEL_DIR) or an evaluation's. Several that
+// disagree say none.
+func prefixedModel(env map[string]string) (string, string) {
+	name, model := "", ""
+	for k, v := range env {
+		words := strings.Split(strings.ToLower(k), "_")
+		tail := len(words) - 1
+		for tail > 0 && (words[tail] == "path" || words[tail] == "name" || words[tail] == "or" || words[tail] == "id") {
+			tail--
+		}
+		if tail < 1 || words[tail] != "model" || unexpanded(v) || besideModel(strings.ToLower(k)) ||
+			slices.ContainsFunc(words[:tail], func(w string) bool { return notTrainingSections[w] || modelOutWords[w] }) {
+			continue
+		}
+		m := normModel(v)
+		if !validModel(m) || !hubID(m) && familyModel(m) == "" || bareFamily(m) && !hubID(m) {
+			continue
+		}
+		if name != "" && m != model {
+			return "", ""
+		}
+		if name == "" || k < name {
+			name, model = k, m
+		}
+	}
+	return name, model
+}
+
+// modelOutWords mark a variable naming a model a job writes or logs
+// rather than trains: HUB_MODEL_ID, SAVE_MODEL, WANDB_LOG_MODEL.
+var modelOutWords = set("hub", "save", "saved", "output", "out", "log", "push", "export", "final", "merged", "ref")
+
 // prefixedBatch reads the batch a program takes from a variable of its own
 // (VJEDAI_BATCH_SIZE=1, TRAIN_MICRO_BATCH_SIZE=4): the one exported name
 // ending in BATCH_SIZE, not an evaluation's or the global batch; several
@@ -1824,6 +1861,9 @@ func envFeatures(f *Features, env map[string]string) {
 		if m := normModel(get(progenv.Model...)); validModel(m) && !isNumber(m) {
 			f.Model, f.ModelFrom = m, "env"
 			f.note("model", key)
+		} else if name, m := prefixedModel(env); m != "" {
+			f.Model, f.ModelFrom = m, "env"
+			f.note("model", "$"+name)
 		}
 	}
 	if f.BatchSize == 0 {

@@ -516,6 +516,16 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "-m verl.trainer.main_ppo", Model: "qwen2.5-7b-instruct", ModelFrom: "flag",
 				GPUs: 4},
 		},
+		"a model exported under a name of the program's own is the model; one pushed or beside it is not": {
+			script: sh(`#SBATCH --gpus=1`, `export HUB_MODEL_ID=pokemon-lora REWARD_MODEL=OpenAssistant/reward-model-deberta-v3-large`,
+				`export FINETUNE_MODEL="${FINETUNE_MODEL:-Qwen/Qwen3.5-9B}"`, `python src/fine_tuning/train.py --mode sft`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "qwen/qwen3.5-9b", ModelFrom: "env", GPUs: 1},
+		},
+		"exported models that disagree name none": {
+			script: sh(`#SBATCH --gpus=1`, `export SFT_MODEL_PATH=/models/Llama-3.1-8B DPO_MODEL_PATH=/models/Qwen2.5-7B`,
+				`python src/fine_tuning/train.py --mode sft`),
+			want: Features{Launcher: "python", Program: "train.py", GPUs: 1},
+		},
 		"a DeepSpeed config named for its precision": {
 			script: sh(`python main.py --distributed --num-gpus 8 --mode train --config-yml configs/s2ef/gemnet-dT.yml --deepspeed-config configs/ds_config_fp16.json`),
 			want: Features{Launcher: "python", Program: "main.py", Model: "gemnet", ModelFrom: "config", Precision: "fp16",
