@@ -470,6 +470,23 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 		f.Model, f.ModelFrom = f.ConfigStandIn, "path"
 		f.note("model", f.ConfigStandInFrom)
 	}
+	activated := r.activated
+	if w := workloadName(activated); w != "" && w != f.Model && !slices.Contains(f.Unknown, "model") &&
+		(f.Model == "" || f.ModelFrom == "path" && !familyWord(f.Model) &&
+			(strings.HasPrefix(f.Model, w) || !strings.Contains(f.Model, strings.TrimRight(w, "0123456789."))) &&
+			(familyWord(w) && !llamaFactory(activated) || f.From["model"] != jobNameSource && w == workloadName(f.JobName) &&
+				!strings.Contains(strings.ToLower(f.From["model"]), w))) {
+		// The environment a job activates is named for its work (conda
+		// activate nanodet): it stands in where nothing else names a
+		// model, and over another stand-in that names no model family
+		// (nor a variant of the environment's, meg-mamba beside mamba3)
+		// where it names one (dinov2 for a job named hcc, clip for
+		// clip_for_medical_caption) or the job's name says the same word
+		// (pacformer, in a directory named PACLock; not hifi_gan, a
+		// directory inside the daft-exprt both name).
+		f.Model, f.ModelFrom = w, "path"
+		f.note("model", "activate "+activated)
+	}
 	f.ConfigStandIn, f.ConfigStandInFrom, f.BatchKey = "", "", ""
 	if f.Layers > 0 && f.Hidden > 0 && f.Model != "" && !hasSize(f.Model) {
 		// --num-layers 24 --hidden-size 1024 of a job named gpt2: its shape
@@ -482,6 +499,50 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 	resolveUnknown(&f)
 	return f, r.submitted
 }
+
+// activatedEnv is the name of the environment a command activates: conda's
+// (conda activate llava, source activate llava, mamba and micromamba's) or
+// a virtual environment's directory (source ~/envs/llava/bin/activate);
+// "" for any other command, a hidden name and a generic one (.venv, env).
+func activatedEnv(words []string) string {
+	if len(words) < 2 {
+		return ""
+	}
+	name := ""
+	switch words[0] {
+	case "conda", "mamba", "micromamba":
+		if words[1] == "activate" {
+			for _, w := range words[2:] {
+				if !strings.HasPrefix(w, "-") {
+					name = w
+					break
+				}
+			}
+		}
+	case "source", ".":
+		if words[1] == "activate" && len(words) > 2 {
+			name = words[2]
+		} else if dir, ok := strings.CutSuffix(words[1], "/bin/activate"); ok {
+			name = dir
+		}
+	}
+	name = path.Base(strings.TrimRight(name, "/"))
+	if name == "." || name == "/" || strings.HasPrefix(name, ".") || unexpanded(name) || envDirs[strings.ToLower(name)] {
+		return ""
+	}
+	return name
+}
+
+// llamaFactory reports whether an environment is named for LLaMA-Factory
+// (llama_factory, LLaMA-Factory, llamafac), a trainer of many families.
+func llamaFactory(env string) bool {
+	return strings.HasPrefix(strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(env)), "llamafac")
+}
+
+// envDirs are where environments are kept, or their installers, not an
+// environment's own name: source ~/miniconda3/bin/activate, venv/bin/activate.
+var envDirs = set("venv", "env", "envs", "virtualenv", "virtualenvs", "miniconda", "miniconda3", "anaconda", "anaconda3",
+	"miniforge", "miniforge3", "mambaforge", "conda", "micromamba", "python", "python3", "pyenv", "path", "base")
 
 // argsName reports whether a value the launch is given (after its program;
 // not a flag's name, nor a run's own name, seed, data set or environment),

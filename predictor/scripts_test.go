@@ -526,6 +526,38 @@ func TestNamesSitesUse(t *testing.T) {
 				`python src/fine_tuning/train.py --mode sft`),
 			want: Features{Launcher: "python", Program: "train.py", GPUs: 1},
 		},
+		"the environment a job activates stands in where nothing names its work": {
+			script: sh(`#SBATCH --gres=gpu:1`, `module load miniconda`, `conda activate cryodrgn_rotations`, `python train.py "$1"`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "cryodrgn", ModelFrom: "path", GPUs: 1},
+		},
+		"an environment named for a model family says more than a job's project name": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=hcc`, `source activate dinov2`, `python run.py --data /data/hcc`),
+			want: Features{Launcher: "python", Program: "run.py", Model: "dinov2", ModelFrom: "path", GPUs: 1,
+				JobName: "hcc"},
+		},
+		"an environment the job's name agrees with says more than the directory it runs in": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=pacformer`, `cd /scratch/u1/PACLock`, `conda activate pacformer`,
+				`python train.py --config configs/$1.yaml`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "pacformer", ModelFrom: "path", GPUs: 1,
+				JobName: "pacformer"},
+		},
+		"a directory inside the project the environment and job name say is the work's": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=daft-exprt`, `conda activate daft_exprt`,
+				`cd /work/u1/daft-exprt/hifi_gan`, `python train.py --config config_v1.json`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "hifi_gan", ModelFrom: "path", GPUs: 1,
+				JobName: "daft-exprt"},
+		},
+		"a variant named for the family an environment names stays; installers and trainers of many families name none": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=meg-mamba`, `source ~/miniconda3/bin/activate`, `conda activate mamba3`,
+				`python train.py`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "meg-mamba", ModelFrom: "path", GPUs: 1,
+				JobName: "meg-mamba"},
+		},
+		"LLaMA-Factory's environment names no llama": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=crox`, `source ~/envs/llama_factory/bin/activate`, `llamafactory-cli train x.yaml`),
+			want: Features{Launcher: "python", Program: "llamafactory-cli train", Model: "crox", ModelFrom: "path", GPUs: 1,
+				JobName: "crox"},
+		},
 		"a DeepSpeed config named for its precision": {
 			script: sh(`python main.py --distributed --num-gpus 8 --mode train --config-yml configs/s2ef/gemnet-dT.yml --deepspeed-config configs/ds_config_fp16.json`),
 			want: Features{Launcher: "python", Program: "main.py", Model: "gemnet", ModelFrom: "config", Precision: "fp16",

@@ -87,7 +87,10 @@ type shellReader struct {
 	// top level, where $1 is unknown.
 	args    []string
 	sourced bool // a file Augur cannot see was sourced: unset variables are unknown
-	workdir string
+	// activated is the environment the script activates last (conda
+	// activate evf_sam), named for the work more often than not.
+	activated string
+	workdir   string
 	// dir and dirOK are the directory as command.dir has it.
 	dir   string
 	dirOK bool
@@ -658,6 +661,13 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 	if first := c.Args[0].Lit(); first == "cat" || first == "tee" {
 		r.writeFile(c, redirs)
 	}
+	if first := c.Args[0].Lit(); (first == "conda" || first == "mamba" || first == "micromamba") && len(c.Args) > 2 &&
+		c.Args[1].Lit() == "activate" {
+		if name := activatedEnv(r.fields(c.Args)); name != "" {
+			r.activated = name
+		}
+		return
+	}
 	if first := c.Args[0].Lit(); ignored[first] && !(len(c.Args) > 1 && c.Args[1].Lit() == "run") {
 		return // echo, test, mkdir...: nothing to read, nothing to expand
 	}
@@ -702,6 +712,9 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 		r.dirOK = false
 		return
 	case "source", ".":
+		if name := activatedEnv(args); name != "" {
+			r.activated = name
+		}
 		if len(args) > 1 {
 			if body, ok := r.files[args[1]]; ok {
 				r.runFile(body, r.prefix, args[2:], false)
