@@ -2824,9 +2824,14 @@ func configStandIn(v string, positional bool) string {
 	switch ext {
 	case ".yaml", ".yml", ".json", ".toml", ".ini", ".gin", ".cfg", ".conf":
 	case ".py":
-		if positional {
+		if positional && !mmConfig(v) {
 			return "" // a program, not its config
 		}
+	case ".txt":
+		if positional {
+			return "" // a list of files, as often as a config
+		}
+		// --config configs/gnt_plain.txt: configargparse's config, NeRF's
 	case "":
 		if positional {
 			return ""
@@ -2845,6 +2850,19 @@ func configStandIn(v string, positional bool) string {
 		}
 	}
 	return workloadName(stem)
+}
+
+// mmConfig reports whether a Python file given as an argument is an
+// OpenMMLab-style config rather than a program: under configs/, in a
+// directory named for the algorithm its file name starts with
+// (configs/autoassign/autoassign_r50-caffe_fpn_1x_coco.py).
+func mmConfig(v string) bool {
+	dirs := strings.Split(path.Dir(strings.ToLower(v)), "/")
+	stem := strings.ToLower(strings.TrimSuffix(path.Base(v), ".py"))
+	i := slices.IndexFunc(dirs, func(d string) bool { return d == "configs" || d == "config" })
+	return i >= 0 && slices.ContainsFunc(dirs[i+1:], func(d string) bool {
+		return len(d) >= 3 && strings.HasPrefix(stem, d)
+	})
 }
 
 func truthy(v string) bool {

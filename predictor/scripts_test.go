@@ -558,6 +558,16 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "llamafactory-cli train", Model: "crox", ModelFrom: "path", GPUs: 1,
 				JobName: "crox"},
 		},
+		"a configargparse text config names the work; a list of files does not": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python3 train.py --config configs/gnt_plain.txt --train_scenes chair`,
+				`python3 render.py data/lists/test.txt`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "gnt", ModelFrom: "path", GPUs: 1},
+		},
+		"an OpenMMLab config given to its tools/train.py names the algorithm; a file named for none does not": {
+			script: sh(`#SBATCH --gres=gpu:2`, `srun python tools/train.py configs/autoassign/autoassign_r50-caffe_fpn_1x_coco.py --launcher slurm`,
+				`srun python tools/test.py configs/posec3d/slowonly_r50_xsub/joint.py`),
+			want: Features{Launcher: "srun", Program: "train.py", Model: "autoassign", ModelFrom: "path", GPUs: 2},
+		},
 		"a DeepSpeed config named for its precision": {
 			script: sh(`python main.py --distributed --num-gpus 8 --mode train --config-yml configs/s2ef/gemnet-dT.yml --deepspeed-config configs/ds_config_fp16.json`),
 			want: Features{Launcher: "python", Program: "main.py", Model: "gemnet", ModelFrom: "config", Precision: "fp16",
