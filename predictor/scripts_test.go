@@ -568,6 +568,11 @@ func TestNamesSitesUse(t *testing.T) {
 				`srun python tools/test.py configs/posec3d/slowonly_r50_xsub/joint.py`),
 			want: Features{Launcher: "srun", Program: "train.py", Model: "autoassign", ModelFrom: "path", GPUs: 2},
 		},
+		"an interpreter named by a variable the script does not show runs the module after it": {
+			script: sh(`#SBATCH --gres=gpu:1`, `source scripts/env.sh`, `"$CONDUCTOR_PYTHON" -m conductor.train --config configs/training/olmoe_sft.yaml`,
+				`${PY_BIN} -u tools/score.py --model_name_or_path gpt2`, `$COPY_TOOL logs/ out/`),
+			want: Features{Launcher: "python", Program: "-m conductor.train", Model: "olmoe", ModelFrom: "config", GPUs: 1},
+		},
 		"a DeepSpeed config named for its precision": {
 			script: sh(`python main.py --distributed --num-gpus 8 --mode train --config-yml configs/s2ef/gemnet-dT.yml --deepspeed-config configs/ds_config_fp16.json`),
 			want: Features{Launcher: "python", Program: "main.py", Model: "gemnet", ModelFrom: "config", Precision: "fp16",

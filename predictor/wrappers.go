@@ -216,7 +216,7 @@ func peel(words []string) launch {
 			}
 		}
 		ln, isLauncher := launchers[base]
-		if !isLauncher && strings.HasPrefix(base, "python") && !strings.ContainsAny(base[6:], "-_") {
+		if !isLauncher && (strings.HasPrefix(base, "python") && !strings.ContainsAny(base[6:], "-_") || pythonVar(words, i)) {
 			ln, isLauncher = "python", true
 		}
 		if !isLauncher {
@@ -510,4 +510,30 @@ func getoptCluster(ln, k string) (opt, val string, hasVal bool) {
 		}
 	}
 	return "-" + k[len(k)-1:], "", true // all switches: nothing to take
+}
+
+// pythonVar reports whether words[i] is an interpreter the script names by
+// a variable it does not show ("$PYTHON" -m pkg.train, ${PY_BIN} train.py):
+// a variable alone, named for Python, before a module or a .py file.
+func pythonVar(words []string, i int) bool {
+	name, ok := strings.CutPrefix(words[i], "$")
+	if !ok || i+1 >= len(words) {
+		return false
+	}
+	if inner, ok := strings.CutPrefix(name, "{"); ok {
+		name, ok = strings.CutSuffix(inner, "}")
+		if !ok {
+			return false
+		}
+	}
+	if !isIdent(name) {
+		return false
+	}
+	lower := strings.ToLower(name)
+	named := strings.HasSuffix(lower, "python") || slices.ContainsFunc(strings.Split(lower, "_"), func(t string) bool {
+		return t == "py" || t == "python" || t == "python3" || t == "pybin" || t == "pyexe"
+	})
+	next := words[i+1]
+	return named && (next == "-m" || next == "-u" || strings.HasPrefix(next, "-m") && !strings.HasPrefix(next, "--") ||
+		strings.HasSuffix(next, ".py"))
 }
