@@ -336,6 +336,7 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			f = mergeFeatures(f, cf)
 		}
 	})
+	r.given, r.wanted = given, wanted
 	r.args = slices.Clone(args) // the script's $1 ...; nil: not known, empty: none
 	for _, e := range env[:min(len(env), MaxScriptEnv)] {
 		// What the submission exports to the job: MODEL=llama-2-7b sbatch train.sh.

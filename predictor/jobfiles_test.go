@@ -134,6 +134,7 @@ func FuzzScriptFiles(f *testing.F) {
 	f.Add("python t.py --config=~/x.yaml", "- 1\n- 2\n")
 	f.Add("python src/t.py -cp ../c -cn t experiment=x model=y", "# @package _global_\ndefaults:\n - experiment: z\n - override /model: m\n - /data@d: q\nbatch_size: 4\n")
 	f.Add("python -m a.b --config-path=/c --config-name=t +experiment=x", `@hydra.main(config_path="c", config_name="t")`)
+	f.Add("cd /w\nsource env.sh\n. ./.env a b\npython t.py --model $MODEL", "MODEL=gpt2\nsource env.sh\n. ../x.sh\n")
 	f.Fuzz(func(t *testing.T, script, file string) {
 		alone := ParseScript(script)
 		if len(alone.Files) > MaxJobFiles {
@@ -282,4 +283,95 @@ func FuzzProgramExcerpt(f *testing.F) {
 			t.Fatalf("excerpt not its own:\n%q\n%q", ex, again)
 		}
 	})
+}
+
+// FuzzShellExcerpt: a sourced file's text is the submitter's, anything at
+// all: its excerpt never panics and is its own excerpt, so that a file read
+// through the excerpt augurd keeps reads as it did when the job was
+// decided.
+func FuzzShellExcerpt(f *testing.F) {
+	f.Add("export HF_TOKEN=hf_x MODEL=gpt2\nwandb login abc\n")
+	f.Add("# c\nif [ -n \"$A\" ]; then B=$(cat <<EOF\nx\nEOF\n); fi\nf() { curl --api-key=k -H 'x' \"$@\"; }\n")
+	f.Add("a=(1 2 [3]=x)\ndeclare -A m=([k]=v)\nPASSWORD[0]=p\nlet x=1+2\n")
+	f.Add("case $x in a|b) y=1;; *) ;; esac; for i in 1 2; do echo $i & done\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		ex, ok := ShellExcerpt(text)
+		if !ok {
+			return
+		}
+		again, ok := ShellExcerpt(ex)
+		if !ok || again != ex {
+			t.Fatalf("excerpt not its own (parses: %v):\n%q\n%q", ok, ex, again)
+		}
+	})
+}
+
+// TestSourcedFiles: a shell file the script sources is one of the job's
+// own files: unseen, every variable it could set is unknown and its path
+// is asked for; read, what it sets is known (and what it leaves unset is
+// unset, so a ${VAR:-default} is its default).
+func TestSourcedFiles(t *testing.T) {
+	const script = "#!/bin/bash\n#SBATCH --gres=gpu:2\ncd /scratch/u/proj\nsource ~/.bashrc\nconda activate llm\n" +
+		"source scripts/env.sh\nset -a; . ./.env; set +a\n" +
+		"torchrun --nproc_per_node 2 train.py --model_name_or_path \"$MODEL\" --per_device_train_batch_size \"${BS:-8}\" --lr \"$LR\"\n"
+	alone := ParseScript(script)
+	if want := []string{"/scratch/u/proj/scripts/env.sh", "/scratch/u/proj/.env", "/scratch/u/proj/train.py"}; !slices.Equal(alone.Files, want) {
+		t.Fatalf("Files = %q, want %q (never the shell's or conda's own)", alone.Files, want)
+	}
+	if f := alone.Features; f.Model != "" || f.BatchSize != 0 || !slices.Contains(f.Unknown, "batch_size") {
+		t.Fatalf("unseen: model %q, batch %v, unknown %q; want both unknown", f.Model, f.BatchSize, f.Unknown)
+	}
+	files := map[string]string{
+		"/scratch/u/proj/scripts/env.sh": "export MODEL=meta-llama/Llama-2-7b-hf\nLR=2e-5\n",
+		"/scratch/u/proj/.env":           "HF_TOKEN=hf_abc\nWANDB_PROJECT=sft\n",
+	}
+	f := ParseScriptFiles(script, nil, nil, files).Features
+	if f.Model != "meta-llama/llama-2-7b-hf" || f.BatchSize != 8 || slices.Contains(f.Unknown, "batch_size") {
+		t.Errorf("read: model %q, batch %v, unknown %q; want the file's model and the default batch", f.Model, f.BatchSize, f.Unknown)
+	}
+	// One of the two unseen: what the other could set stays unknown.
+	delete(files, "/scratch/u/proj/.env")
+	if f := ParseScriptFiles(script, nil, nil, files).Features; f.BatchSize != 0 || f.Model != "meta-llama/llama-2-7b-hf" {
+		t.Errorf(".env unseen: model %q, batch %v; want the model set before it and the batch unknown", f.Model, f.BatchSize)
+	}
+}
+
+// TestShellExcerpt: a sourced file kept without its comments and secrets
+// reads as the file does.
+func TestShellExcerpt(t *testing.T) {
+	const file = "# keys for the cluster\nexport HF_TOKEN=hf_SeCrEt1\nWANDB_API_KEY='k-SeCrEt2'\nDB_PASSWORD=SeCrEt3\n" +
+		"wandb login SeCrEt4\nhuggingface-cli login --token SeCrEt5 --add-to-git-credential\ncurl --api-key=SeCrEt6 https://x\n" +
+		"MODEL=Qwen/Qwen2.5-7B-Instruct  # the policy\nMAX_TOKEN_LEN=4096\nMODEL_KEY=qwen7b\n" +
+		"if [ -z \"$BS\" ]; then export BS=4; fi\nsetup() { module load cuda/12.1; }\n"
+	got, ok := ShellExcerpt(file)
+	if !ok {
+		t.Fatal("the file did not parse")
+	}
+	if strings.Contains(got, "SeCrEt") || strings.Contains(got, "keys for") || strings.Contains(got, "the policy") {
+		t.Errorf("kept a secret or a comment:\n%s", got)
+	}
+	for _, want := range []string{"MODEL=Qwen/Qwen2.5-7B-Instruct", "MAX_TOKEN_LEN=4096", "MODEL_KEY=qwen7b", "export BS=4", "HF_TOKEN="} {
+		if !strings.Contains(got, want) {
+			t.Errorf("excerpt lacks %q:\n%s", want, got)
+		}
+	}
+	if again, _ := ShellExcerpt(got); again != got {
+		t.Errorf("the excerpt of the excerpt differs:\n%s\n---\n%s", got, again)
+	}
+	const script = "#!/bin/bash\n#SBATCH --gres=gpu:1\nsource env.sh\npython train.py --model_name_or_path $MODEL " +
+		"--per_device_train_batch_size $BS --max_seq_length $MAX_TOKEN_LEN\n"
+	whole := ParseScriptFiles(script, nil, nil, map[string]string{"env.sh": file})
+	kept := ParseScriptFiles(script, nil, nil, map[string]string{"env.sh": got})
+	if whole.Features.Model == "" || cmpDiff(whole.Features, kept.Features) != "" {
+		t.Errorf("the excerpt reads otherwise (-file +excerpt):\n%s", cmpDiff(whole.Features, kept.Features))
+	}
+	if _, ok := ShellExcerpt("if then fi ((\n"); ok {
+		t.Error("a file that does not parse was kept")
+	}
+	for p, want := range map[string]bool{"env.sh": false, ".env": false, "configs/a.yaml": true, "train.py": false} {
+		text, ok := JobFileText(p, file)
+		if !ok || (text == file) != want {
+			t.Errorf("JobFileText(%q) kept the text whole: %v, want %v", p, text == file, want)
+		}
+	}
 }

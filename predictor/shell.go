@@ -102,7 +102,12 @@ type shellReader struct {
 	// declarations hide, to restore when it returns.
 	frames [][]undo
 	// files are those the script wrote with a heredoc.
-	files     map[string]string
+	files map[string]string
+	// given are the job's own files read from its submitter's disk, by
+	// jobPath: a file it sources is read from them where it is there, and
+	// added to wanted where it is not.
+	given     map[string]string
+	wanted    *[]string
 	fileBytes int
 	nodes     int
 	depth     int
@@ -718,6 +723,10 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 		if len(args) > 1 {
 			if body, ok := r.files[args[1]]; ok {
 				r.runFile(body, r.prefix, args[2:], false)
+			} else if body, ok := r.sourcedFile(args[1]); ok {
+				// source scripts/env.sh: a file of the job's own, read
+				// from its submitter's disk.
+				r.runFile(body, r.prefix, args[2:], false)
 			} else if !harmlessSource(args[1]) {
 				r.sourced = true
 				if len(args) > 2 {
@@ -1068,6 +1077,24 @@ func (r *shellReader) callFunc(body *syntax.Stmt, args []string) {
 	}
 	r.args = saved
 	r.depth--
+}
+
+// sourcedFile looks up a file the script sources in the job's own files
+// (given, by jobPath); where it is not there, its path is added to wanted.
+// A file that sets up an environment (harmlessSource) is not asked for.
+func (r *shellReader) sourcedFile(name string) (string, bool) {
+	if r.wanted == nil || harmlessSource(name) {
+		return "", false
+	}
+	p, ok := jobPath(r.dir, r.dirOK, name)
+	if !ok {
+		return "", false
+	}
+	if body, ok := r.given[p]; ok {
+		return body, true
+	}
+	want(r.wanted, p)
+	return "", false
 }
 
 // harmlessSource tells files that set up an environment (conda, a venv,

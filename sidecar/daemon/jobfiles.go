@@ -63,10 +63,14 @@ func (s *Service) readJobFiles(req *wire.Request, paths []string, budget time.Du
 				}
 			}()
 			text, res := s.readFile(abs, uid, maxBytes)
-			if strings.HasSuffix(p, ".py") {
+			if res == metrics.JobFileRead {
 				// Of a program, only its option declarations are read,
-				// and kept with the request.
-				text = predictor.ProgramExcerpt(text)
+				// and of a sourced shell file all but its comments and
+				// secrets; that is what the request keeps.
+				var ok bool
+				if text, ok = predictor.JobFileText(p, text); !ok {
+					res = metrics.JobFileUnparsed
+				}
 			}
 			results <- jobFileResult{path: p, text: text, result: res}
 		}()

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/augur-hpc/augur/predictor"
+	"github.com/augur-hpc/augur/sidecar/core"
 	"github.com/augur-hpc/augur/sidecar/metrics"
 	"github.com/augur-hpc/augur/sidecar/store"
 	"github.com/augur-hpc/augur/slurm-plugin/shim"
@@ -337,5 +339,54 @@ func TestHandleReadsHydraConfig(t *testing.T) {
 	got = storedFeatures(t, st, "a2")
 	if !strings.Contains(got, `"src/train.py"`) || strings.Contains(got, "vit_b16") {
 		t.Errorf("stored %s\nwant the program read, and no round after the budget", got)
+	}
+}
+
+// TestHandleReadsSourcedFile: a shell file the script sources is read as
+// its configs are, and what it sets is the job's; the request keeps it
+// without its comments and secrets, and a stored request read again gives
+// the features decided. One that does not parse is not kept.
+func TestHandleReadsSourcedFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "scripts/env.sh"), "# cluster setup\nexport HF_TOKEN=hf_SeCrEt\n"+
+		"export MODEL=Qwen/Qwen2.5-7B-Instruct\nwandb login SeCrEt2\n")
+	writeFile(t, filepath.Join(dir, "broken.sh"), "if then (( fi\n")
+	req := func(token, script string) *wire.Request {
+		r := jobRequest(token, dir)
+		r.Script = "#!/bin/bash\n#SBATCH --gres=gpu:1\n" + script
+		return r
+	}
+	cfg := testConfig(t)
+	cfg.Predictor.JobFiles.Enabled = true
+	svc, st, m := newService(t, cfg)
+	handle(svc, context.Background(), req("e1", "source scripts/env.sh\npython train.py --model_name_or_path $MODEL --per_device_train_batch_size ${BS:-8}\n"))
+	got := storedFeatures(t, st, "e1")
+	for _, want := range []string{`"model":"qwen/qwen2.5-7b-instruct"`, `"batch_size":8`, `"scripts/env.sh":"export HF_TOKEN=\n`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stored %s\nwant %s", got, want)
+		}
+	}
+	if strings.Contains(got, "SeCrEt") || strings.Contains(got, "cluster setup") {
+		t.Errorf("a secret or comment kept: %s", got)
+	}
+	sub, err := st.Submission(context.Background(), "e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored wire.Request
+	if err := json.Unmarshal(sub.Request, &stored); err != nil {
+		t.Fatal(err)
+	}
+	stored.Script = sub.Script // kept beside the request
+	if job, _ := core.JobFromRequest(&stored, predictor.NewScriptCache(4)); job.Script.Features.Model != "qwen/qwen2.5-7b-instruct" {
+		t.Errorf("the stored request reads model %q", job.Script.Features.Model)
+	}
+
+	handle(svc, context.Background(), req("e2", "source broken.sh\npython train.py --per_device_train_batch_size ${BS:-8}\n"))
+	if got := storedFeatures(t, st, "e2"); strings.Contains(got, "broken.sh\":") || strings.Contains(got, `"batch_size":8`) {
+		t.Errorf("an unparsed file kept or read: %s", got)
+	}
+	if n := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileUnparsed))); n != 1 {
+		t.Errorf("augur_job_files_total{result=unparsed} = %v, want 1", n)
 	}
 }

@@ -54,6 +54,9 @@ const (
 	JobFileLate    JobFileResult = "late"    // not read within the budget
 	JobFileBusy    JobFileResult = "busy"    // too many reads already waiting (a hung file system)
 	JobFileFailed  JobFileResult = "failed"  // the read failed
+	// JobFileUnparsed: a shell file the script sources that does not
+	// parse, not kept (it reads as a file not seen).
+	JobFileUnparsed JobFileResult = "unparsed"
 
 	StoreRecord  StoreOp = "record"
 	StoreHistory StoreOp = "history"
@@ -311,7 +314,7 @@ func New(storePending func() float64) *Metrics {
 		Help: "Config files named by batch scripts that augurd went to read (predictor.job_files), by result.",
 	}, []string{"result"})
 	m.Registry.MustRegister(m.JobFiles)
-	for _, r := range []JobFileResult{JobFileRead, JobFileAbsent, JobFileRefused, JobFileLate, JobFileBusy, JobFileFailed} {
+	for _, r := range []JobFileResult{JobFileRead, JobFileAbsent, JobFileRefused, JobFileLate, JobFileBusy, JobFileFailed, JobFileUnparsed} {
 		m.JobFiles.WithLabelValues(string(r))
 	}
 	for _, a := range []Action{ActionAccept, ActionReject} {
