@@ -164,6 +164,27 @@ torchrun --nproc_per_node 1 train.py --config configs/vit.yaml
 	}
 	readWith("Hydra", j, before, 5) // the program, train.yaml, the experiment, the model and data it chooses
 
+	// A shell file the script sources sets the model: read, it is known,
+	// and the request keeps the file without its secret.
+	sourced := filepath.Join(c.Dir, "var", "jobfiles-sourced")
+	t.Cleanup(func() { os.RemoveAll(sourced) })
+	if err := os.MkdirAll(filepath.Join(sourced, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sourced, "scripts", "env.sh"),
+		[]byte("# site setup\nexport HF_TOKEN=hf_e2eSeCrEt\nexport MODEL=vit_large_patch16_224\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	envScript := c.BatchScript(t, "#!/bin/bash\n#SBATCH --time=02:00:00\n#SBATCH --cpus-per-task=1\n"+
+		"source scripts/env.sh\ntorchrun --nproc_per_node 1 train.py --model \"$MODEL\" --batch-size 32\n")
+	before = read()
+	j, stored = submit(envScript, sourced, "sourced-on")
+	lacks("sourced", stored, `"model":"vit_large_patch16_224"`, `"scripts/env.sh":"export HF_TOKEN=\nexport MODEL=vit_large_patch16_224\n"`)
+	if strings.Contains(stored, "SeCrEt") || strings.Contains(stored, "site setup") {
+		t.Errorf("sourced: a secret or comment was stored: %s", stored)
+	}
+	readWith("sourced", j, before, 1) // env.sh; train.py is not there
+
 	j, stored = submit(path, empty, "cfg-absent")
 	if strings.Contains(stored, "vit_large") || strings.Contains(j.AdminComment, "src=prior/") {
 		t.Errorf("no file in the submission directory: stored %s, annotation %q", stored, j.AdminComment)
