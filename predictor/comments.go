@@ -7,7 +7,8 @@ import (
 
 // A script's own prose often says what it trains where its commands do
 // not ("# LoRA fine-tune Qwen3-VL-2B", "# Llama 3.1 8B, 4 GPUs"): a person
-// reads that line. commentModel reads it too, but only from prose, never
+// reads that line, and the messages it logs ("echo \"Fine-tuning T5-small
+// ...\""). commentModel reads them too, but only from prose, never
 // from code left commented out ("# python train.py --model gpt2-xl" is a
 // run the script does not make), and only a model of a known family with
 // its size or version, so "# the 70B run" or "# A100 80GB" names none.
@@ -22,6 +23,9 @@ func commentModel(text string) (string, uint) {
 	for line := range scriptLines(text) {
 		n++
 		prose, ok := commentProse(line)
+		if !ok {
+			prose, ok = echoProse(line)
+		}
 		was := cont
 		cont = strings.HasSuffix(strings.TrimSpace(line), "\\")
 		if !ok || was {
@@ -92,6 +96,26 @@ func commentProse(line string) (string, bool) {
 		})
 	}
 	return strings.Join(words, " "), true
+}
+
+// echoProse returns the text a script prints to its log, read as prose
+// where a comment would be ("echo \"Fine-tuning T5-small ...\""): a literal
+// message, with no expansion, redirection or pipe.
+func echoProse(line string) (string, bool) {
+	t := strings.TrimSpace(line)
+	rest, ok := strings.CutPrefix(t, "echo ")
+	if !ok {
+		return "", false
+	}
+	for _, f := range []string{"-e ", "-n ", "-en ", "-ne "} {
+		rest = strings.TrimPrefix(strings.TrimSpace(rest), f)
+	}
+	rest = strings.TrimSpace(rest)
+	if len(rest) < 2 || (rest[0] != '"' && rest[0] != '\'') || rest[len(rest)-1] != rest[0] ||
+		strings.ContainsRune(rest[1:len(rest)-1], rune(rest[0])) {
+		return "", false // one quoted message, nothing after it
+	}
+	return commentProse("# " + rest[1:len(rest)-1])
 }
 
 // exampleWords introduce a command in a comment.

@@ -3428,7 +3428,8 @@ func rawStem(program string) string {
 
 // stemWords are the other words of generic program names.
 var stemWords = set("model", "models", "video", "image", "images", "data", "network", "net", "all", "new", "final",
-	"single", "multi", "gpu", "gpus", "distributed", "dist", "local", "slurm", "cluster", "job", "jobs", "exp", "my")
+	"single", "multi", "gpu", "gpus", "distributed", "dist", "local", "slurm", "cluster", "job", "jobs", "exp", "my", "arch",
+	"architecture")
 
 // modelDirs hold a directory for each model a project has.
 var modelDirs = set("models", "archs", "architectures", "networks", "nets")
