@@ -292,7 +292,7 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 		docs = ast.docs
 	}
 	r := newShellReader(func(c command) {
-		cf, ok := commandFeatures(c.words, c.workdir, c.env)
+		cf, l, ok := commandFeatures(c.words, c.workdir, c.env)
 		if ok {
 			// What the command's own flags say wins over its config files,
 			// and they over the program's own defaults.
@@ -330,7 +330,6 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			}
 			f, found = cf, true
 			launchWords = c.words
-			l := peel(c.words)
 			spread = l.perNode && l.underSrun && l.nodes == 0
 		default:
 			f = mergeFeatures(f, cf)
@@ -934,8 +933,9 @@ func normFlag(w string) string {
 // commandFeatures reads one simple command: wrappers and launchers with
 // their options (see peel), then the program and its arguments. It reports
 // false for commands that launch nothing recognisable (module load, mkdir,
-// nvidia-smi, a container running a shell script).
-func commandFeatures(words []string, workdir string, env map[string]string) (Features, bool) {
+// nvidia-smi, a container running a shell script). l is the launch peeled
+// from its words: the wrappers and launchers before the program.
+func commandFeatures(words []string, workdir string, env map[string]string) (Features, launch, bool) {
 	words = moduleConsoles(words)
 	l := peel(words)
 	f := Features{Launcher: l.launcher, ZeROStage: l.zero, Precision: l.precision}
@@ -987,7 +987,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 			f.Model, f.ModelFrom = m, "program"
 			f.note("model", "program "+path.Base(words[prog]))
 		}
-		return f, true
+		return f, l, true
 	}
 	if f.Launcher == "" {
 		// A bare program: ./train.py, or a console script named by a wrapper.
@@ -997,7 +997,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		case prog < len(words) && strings.HasSuffix(words[prog], ".sh"):
 			bareScript = true // ./distributed_train.sh 4 --model resnet50: read if it names the work
 		default:
-			return f, false
+			return f, l, false
 		}
 	}
 	// python reading its code inline (python - <<EOF, python -c) has had
@@ -1007,7 +1007,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		setupModules[l.module] || l.module == "" && setupPrograms[path.Base(words[prog])] || stagingScript(words[prog]) {
 		// No program (python -c), python reading stdin, srun nvidia-smi,
 		// python -m pip install, python setup.py: nothing trains here.
-		return f, false
+		return f, l, false
 	}
 	f.Program = path.Base(words[prog])
 	if unexpanded(words[prog]) && unexpanded(f.Program) {
@@ -1033,9 +1033,9 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		// A shell script or inline code that names no model, batch or
 		// precision, in its arguments, the variables it gets or its own
 		// name (ds_pretrain_gpt_1.3B.sh), is not read as the launch.
-		return Features{}, false
+		return Features{}, l, false
 	}
-	return f, true
+	return f, l, true
 }
 
 // knownTail is a path from the first directory after its last unknown one
