@@ -309,6 +309,10 @@ func TestWrappers(t *testing.T) {
 			script: sh(`uv run train_ddp.py --bs 4`),
 			want:   Features{Launcher: "python", Program: "train_ddp.py", BatchSize: 4},
 		},
+		"an environment runner Python runs as a module is a wrapper": {
+			script: sh(`python -m pipenv run ./main.py train --env cfg/env/cluster.yaml --batch-size 6`),
+			want:   Features{Launcher: "python", Program: "main.py", BatchSize: 6},
+		},
 		"pixi run and poetry run": {
 			script: sh(`pixi run -e cuda torchrun --nproc_per_node 8 train.py --model llama-7b`),
 			want:   Features{Launcher: "torchrun", Program: "train.py", Model: "llama-7b", ModelFrom: "flag", GPUs: 8},

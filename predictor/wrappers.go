@@ -50,6 +50,7 @@ func programIndex(words []string) int { return peel(words).prog }
 func peel(words []string) launch {
 	l := launch{env: map[string]string{}}
 	i := 0
+outer:
 	for i < len(words) {
 		w := words[i]
 		if k, v, ok := strings.Cut(w, "="); ok && isIdent(k) {
@@ -248,6 +249,12 @@ func peel(words []string) launch {
 					// a debugger or profiler runs the program it is given.
 					i = skipOpts(words, i+step, nil, set("o", "s", "outfile", "sort", "c", "command", "listen", "connect"), false)
 					continue
+				}
+				if runnerModules[mod] && i+step < len(words) && words[i+step] == "run" {
+					// python -m pipenv run ./main.py: an environment's
+					// runner, a wrapper as pipenv run is.
+					i = skipOpts(words, i+step+1, runSwitches, nil, true)
+					continue outer
 				}
 				if ml, ok := moduleLaunchers[mod]; ok {
 					l.setLauncher(ml)
@@ -537,3 +544,7 @@ func pythonVar(words []string, i int) bool {
 	return named && (next == "-m" || next == "-u" || strings.HasPrefix(next, "-m") && !strings.HasPrefix(next, "--") ||
 		strings.HasSuffix(next, ".py"))
 }
+
+// runnerModules are the environment runners Python runs as modules
+// (python -m pipenv run, python -m uv run): wrappers, never the program.
+var runnerModules = set("pipenv", "poetry", "uv", "pdm", "hatch", "pixi", "rye")
