@@ -902,7 +902,9 @@ var ignored = set("echo", "printf", "mkdir", "export", "module", "ml", "set", "e
 	"cat", "sleep", "nvidia-smi", "hostname", "date", "conda", "mamba", "ulimit", "trap", "wait", "true",
 	"[", "[[", "test", "tee", "head", "tail", "wc", "grep", "awk", "sed", "cut", "tr", "scontrol", "squeue",
 	"sacct", "touch", "ls", "pwd", "basename", "dirname", "seq", "sort", "uniq", "xargs", "chmod", "find",
-	"tar", "rsync", "wget", "curl", "git", "pip", "nproc", "false", "let", "declare", "local", "readonly")
+	"tar", "rsync", "wget", "curl", "git", "pip", "nproc", "false", "let", "declare", "local", "readonly", "continue",
+	"shopt", "umask", "alias", "hash", "type", "getopts", "mktemp", "realpath", "readlink", "which", "whoami", "id",
+	"uname", "stat", "du", "df", "free", "jq", "yq", "sha256sum", "md5sum", "gzip", "gunzip", "unzip", "zip")
 
 // Bounds on the files a script writes with a heredoc and runs later.
 const (

@@ -309,6 +309,11 @@ func TestWrappers(t *testing.T) {
 			script: sh(`uv run train_ddp.py --bs 4`),
 			want:   Features{Launcher: "python", Program: "train_ddp.py", BatchSize: 4},
 		},
+		"the shell's builtins and utilities in a script srun runs are not its launch": {
+			script: sh(`srun --label --ntasks=4 bash <<'EOF'`, `ROOT_DIR="${ROOT_DIR:?}"`, `for ((i=0; i<2; i++)); do`, `  [[ -z "$ROW" ]] && continue`,
+				`  TMP="$(mktemp /tmp/row_XXXX.tsv)"`, `  python "${ROOT_DIR}/scripts/run_train.py" train.tasks_tsv "$TMP" device 0`, `done`, `EOF`),
+			want: Features{Launcher: "srun", Program: "run_train.py", GPUs: 4},
+		},
 		"an environment runner Python runs as a module is a wrapper": {
 			script: sh(`python -m pipenv run ./main.py train --env cfg/env/cluster.yaml --batch-size 6`),
 			want:   Features{Launcher: "python", Program: "main.py", BatchSize: 6},
