@@ -470,22 +470,9 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 		f.Model, f.ModelFrom = f.ConfigStandIn, "path"
 		f.note("model", f.ConfigStandInFrom)
 	}
-	activated := r.activated
-	if w := workloadName(activated); w != "" && w != f.Model && !slices.Contains(f.Unknown, "model") &&
-		(f.Model == "" || f.ModelFrom == "path" && !familyWord(f.Model) &&
-			(strings.HasPrefix(f.Model, w) || !strings.Contains(f.Model, strings.TrimRight(w, "0123456789."))) &&
-			(familyWord(w) && !llamaFactory(activated) || f.From["model"] != jobNameSource && w == workloadName(f.JobName) &&
-				!strings.Contains(strings.ToLower(f.From["model"]), w))) {
-		// The environment a job activates is named for its work (conda
-		// activate nanodet): it stands in where nothing else names a
-		// model, and over another stand-in that names no model family
-		// (nor a variant of the environment's, meg-mamba beside mamba3)
-		// where it names one (dinov2 for a job named hcc, clip for
-		// clip_for_medical_caption) or the job's name says the same word
-		// (pacformer, in a directory named PACLock; not hifi_gan, a
-		// directory inside the daft-exprt both name).
+	if w := workloadName(r.activated); envStandsIn(f, w, r.activated) {
 		f.Model, f.ModelFrom = w, "path"
-		f.note("model", "activate "+activated)
+		f.note("model", "activate "+r.activated)
 	}
 	f.ConfigStandIn, f.ConfigStandInFrom, f.BatchKey = "", "", ""
 	if f.Layers > 0 && f.Hidden > 0 && f.Model != "" && !hasSize(f.Model) {
@@ -498,6 +485,31 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 	}
 	resolveUnknown(&f)
 	return f, r.submitted
+}
+
+// envStandsIn reports whether w, the work the environment env a job
+// activates is named for (conda activate nanodet), stands in for its model
+// as read so far (f): where nothing else names one, and over another
+// stand-in that names no model family where w names one (dinov2 for a job
+// named hcc, clip for clip_for_medical_caption) or the job's name says w
+// too (pacformer, in a directory named PACLock).
+func envStandsIn(f Features, w, env string) bool {
+	switch {
+	case w == "" || w == f.Model || slices.Contains(f.Unknown, "model"):
+		return false
+	case f.Model == "":
+		return true
+	case f.ModelFrom != "path" || familyWord(f.Model):
+		return false // a claim, or a stand-in naming a family
+	case !strings.HasPrefix(f.Model, w) && strings.Contains(f.Model, strings.TrimRight(w, "0123456789.")):
+		return false // a variant of the environment's family: meg-mamba beside mamba3
+	case familyWord(w) && !llamaFactory(env):
+		return true
+	}
+	// Not over a directory inside the project both name (hifi_gan, in
+	// daft-exprt).
+	from := f.From["model"]
+	return from != jobNameSource && w == workloadName(f.JobName) && !strings.Contains(strings.ToLower(from), w)
 }
 
 // activatedEnv is the name of the environment a command activates: conda's
