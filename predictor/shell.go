@@ -1108,7 +1108,7 @@ func harmlessSource(p string) bool {
 		"lmod.sh", "modules.sh", "bash", "setup_env.sh", "env.sh", "enable", "setvars.sh", "spack.sh":
 		return base != "env.sh" && base != "setup_env.sh"
 	}
-	return strings.HasPrefix(p, "/etc/")
+	return strings.HasPrefix(p, "/etc/") || strings.HasPrefix(p, "/dev/") // a site's set-up; /dev/null, a job's empty stdin
 }
 
 // fields expands words as bash does for a command's arguments: "${a[@]}"
