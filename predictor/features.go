@@ -1859,8 +1859,7 @@ func isHydra(w string) bool {
 // (HUB_MODEL_ID, OUTPUT_MODEL_DIR) or an evaluation's. Several that
 // disagree say none.
 func prefixedModel(env map[string]string) (string, string) {
-	name, model := "", ""
-	for k, v := range env {
+	return soleValue(env, func(k, v string) (string, bool) {
 		words := strings.Split(strings.ToLower(k), "_")
 		tail := len(words) - 1
 		for tail > 0 && (words[tail] == "path" || words[tail] == "name" || words[tail] == "or" || words[tail] == "id") {
@@ -1868,20 +1867,11 @@ func prefixedModel(env map[string]string) (string, string) {
 		}
 		if tail < 1 || words[tail] != "model" || unexpanded(v) || besideModel(strings.ToLower(k)) ||
 			slices.ContainsFunc(words[:tail], func(w string) bool { return notTrainingSections[w] || modelOutWords[w] }) {
-			continue
+			return "", false
 		}
 		m := normModel(v)
-		if !validModel(m) || !hubID(m) && familyModel(m) == "" || bareFamily(m) && !hubID(m) {
-			continue
-		}
-		if name != "" && m != model {
-			return "", ""
-		}
-		if name == "" || k < name {
-			name, model = k, m
-		}
-	}
-	return name, model
+		return m, validModel(m) && (hubID(m) || familyModel(m) != "" && !bareFamily(m))
+	})
 }
 
 // modelOutWords mark a variable naming a model a job writes or logs
@@ -1893,26 +1883,37 @@ var modelOutWords = set("hub", "save", "saved", "output", "out", "log", "push", 
 // ending in BATCH_SIZE, not an evaluation's or the global batch; several
 // that disagree say none.
 func prefixedBatch(env map[string]string) (string, float64) {
-	name, val := "", 0.0
-	for k, v := range env {
+	return soleValue(env, func(k, v string) (float64, bool) {
 		nk := strings.ToLower(k)
 		if !strings.HasSuffix(nk, "_batch_size") || globalBatchFlags[nk] || evalBatchFlags[nk] || unexpanded(v) {
-			continue
+			return 0, false
 		}
 		if words := strings.Split(nk, "_"); slices.ContainsFunc(words, func(w string) bool {
 			return notTrainingSections[w] || w == "global" || w == "total" || w == "effective"
 		}) {
-			continue
+			return 0, false
 		}
 		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || n < 1 || n >= 1e6 || n != math.Trunc(n) {
+		return n, err == nil && n >= 1 && n < 1e6 && n == math.Trunc(n)
+	})
+}
+
+// soleValue reads the variables of env that read gives a value (ok) and
+// returns the value they all agree on, with the first of their names in
+// order; where two disagree, none.
+func soleValue[T comparable](env map[string]string, read func(name, value string) (T, bool)) (string, T) {
+	var name string
+	var val, none T
+	for k, v := range env {
+		x, ok := read(k, v)
+		if !ok {
 			continue
 		}
-		if name != "" && n != val {
-			return "", 0
+		if name != "" && x != val {
+			return "", none
 		}
 		if name == "" || k < name {
-			name, val = k, n
+			name, val = k, x
 		}
 	}
 	return name, val

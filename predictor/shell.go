@@ -721,21 +721,23 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 			r.activated = name
 		}
 		if len(args) > 1 {
-			if body, ok := r.files[args[1]]; ok {
-				r.runFile(body, r.prefix, args[2:], false)
-			} else if body, ok := r.sourcedFile(args[1]); ok {
+			body, ok := r.files[args[1]]
+			if !ok && !harmlessSource(args[1]) {
 				// source scripts/env.sh: a file of the job's own, read
-				// from its submitter's disk.
-				r.runFile(body, r.prefix, args[2:], false)
-			} else if !harmlessSource(args[1]) {
-				r.sourced = true
-				if len(args) > 2 {
-					// source finetune.sh "$MODEL_DIR" out/: a script given
-					// arguments is run, as bash would run it, and it sees
-					// every variable, exported or not.
-					words := append(append([]string(nil), r.prefix...), args[1:]...)
-					r.emitWords(words, r.allVars())
+				// from its submitter's disk where it was.
+				if body, ok = r.sourcedFile(args[1]); !ok {
+					r.sourced = true
+					if len(args) > 2 {
+						// source finetune.sh "$MODEL_DIR" out/: a script given
+						// arguments is run, as bash would run it, and it sees
+						// every variable, exported or not.
+						words := append(append([]string(nil), r.prefix...), args[1:]...)
+						r.emitWords(words, r.allVars())
+					}
 				}
+			}
+			if ok {
+				r.runFile(body, r.prefix, args[2:], false)
 			}
 		}
 		return
@@ -1083,9 +1085,8 @@ func (r *shellReader) callFunc(body *syntax.Stmt, args []string) {
 
 // sourcedFile looks up a file the script sources in the job's own files
 // (given, by jobPath); where it is not there, its path is added to wanted.
-// A file that sets up an environment (harmlessSource) is not asked for.
 func (r *shellReader) sourcedFile(name string) (string, bool) {
-	if r.wanted == nil || harmlessSource(name) {
+	if r.wanted == nil {
 		return "", false
 	}
 	p, ok := jobPath(r.dir, r.dirOK, name)
