@@ -2019,7 +2019,7 @@ var (
 // notModels are words that name a tool, never a model: wrappers, launchers,
 // shells and the commands jobs run beside their training.
 var notModels = set("singularity", "apptainer", "docker", "podman", "enroot", "shifter", "ch-run", "bash", "sh",
-	"zsh", "uv", "pixi", "poetry", "conda", "mamba", "micromamba", "nvidia-smi", "python", "python3", "srun",
+	"zsh", "uv", "pixi", "poetry", "conda", "micromamba", "nvidia-smi", "python", "python3", "srun",
 	"mpirun", "torchrun", "deepspeed", "accelerate", "env", "time", "nohup", "numactl", "stdbuf", "exec", "pip",
 	"echo", "hostname", "sleep", "module", "tune", "lightning", "composer", "nsys", "ncu", "true", "none", "null",
 	"pytest", "jupyter", "tensorboard", "wandb", "huggingface-cli", "hf", "git", "cat", "tee", "run", "train",

@@ -301,6 +301,14 @@ func TestWrappers(t *testing.T) {
 				`micromamba run -n jax python other.py`),
 			want: Features{Launcher: "python", Program: "train.py", Model: "vgg16", ModelFrom: "flag", BatchSize: 64},
 		},
+		"mamba the conda tool is a wrapper; Mamba the architecture a model": {
+			script: sh(`mamba activate ssm`, `mamba run -n ssm python train.py --batch_size 16`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "ssm", ModelFrom: "path", BatchSize: 16},
+		},
+		"a model flag naming Mamba": {
+			script: sh(`mamba run -n ssm python train.py --model_name mamba`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "mamba", ModelFrom: "flag"},
+		},
 		"uv run python and uv run a script": {
 			script: sh(`uv run --frozen python train.py --model gpt2 --batch_size 12`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "gpt2", ModelFrom: "flag", BatchSize: 12},
