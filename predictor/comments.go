@@ -80,9 +80,18 @@ func commentProse(line string) (string, bool) {
 		return "", false
 	}
 	for _, ext := range []string{".py", ".sh", ".sbatch", ".slurm", ".bash", ".job"} {
-		if strings.HasSuffix(first, ext) {
-			return "", false
+		if !strings.HasSuffix(strings.TrimSuffix(first, ":"), ext) {
+			continue
 		}
+		// "# train.sbatch — Train EfficientNet-B4 ...": a file's title
+		// before what it does; "# train.py --model x" is code.
+		switch {
+		case strings.HasSuffix(first, ":") && len(words) > 2:
+			return commentProse("# " + strings.Join(words[1:], " "))
+		case len(words) > 3 && (words[1] == "—" || words[1] == "–" || words[1] == "-"):
+			return commentProse("# " + strings.Join(words[2:], " "))
+		}
+		return "", false
 	}
 	for i, w := range words {
 		if f := strings.TrimLeft(w, "-"); f != w && f != "" && unicode.IsLetter(rune(f[0])) {
