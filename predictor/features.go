@@ -438,7 +438,7 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			f.note("model", "comment, line "+strconv.FormatUint(uint64(line), 10))
 		}
 	}
-	if f.Model == "" || f.ModelFrom == "path" && stemStandIn(f) && !strings.Contains(strings.ToLower(f.JobName), f.Model) {
+	if f.Model == "" || f.ModelFrom == "path" && (stemStandIn(f) || dirStandIn(f)) && !strings.Contains(strings.ToLower(f.JobName), f.Model) {
 		// Nothing names a model: the job's name names its workload
 		// (train_mdlm, drq_breakout_all, uORF), and says more of it than
 		// the program's file name (ddpm for unet.py, GWEN for
@@ -609,6 +609,27 @@ func stemStandIn(f Features) bool {
 		return false
 	}
 	return !isModuleProgram(f.Program) && f.Model == strings.ToLower(trimWorkWords(rawStem(f.Program)))
+}
+
+// dirStandIn reports whether the model standing in is the name of the
+// directory the job runs in (cd ~/workspace/cil-visionavengers-depth): a
+// clone's name, which says less of the work than the job's own name
+// (unet-baseline). Not a directory under models/ (src/models/CGKN/KMG),
+// nor one on a path the job's name is on: the project the job names, or
+// a part of it (cd daft-exprt/hifi_gan in a job named daft-exprt, cd
+// avp_vit in one named avp).
+func dirStandIn(f Features) bool {
+	_, dir, ok := strings.Cut(f.From["model"], ": cd ")
+	if !ok || dir == "" {
+		return false
+	}
+	lower := strings.ToLower(dir)
+	if slices.ContainsFunc(strings.Split(lower, "/"), func(d string) bool { return modelDirs[d] }) {
+		return false
+	}
+	w := workloadName(f.JobName)
+	squash := strings.NewReplacer("-", "", "_", "")
+	return w != "" && !strings.Contains(squash.Replace(lower), squash.Replace(w))
 }
 
 // isModuleProgram reports whether a program is a python module (-m

@@ -541,6 +541,12 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train.py", Model: "pacformer", ModelFrom: "path", GPUs: 1,
 				JobName: "pacformer"},
 		},
+		"the job's name says more of the work than the clone it runs in": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=unet-baseline`, `cd ${HOME}/workspace/cil-visionavengers-depth`,
+				`python train.py --batch_size 8`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "unet", ModelFrom: "path", BatchSize: 8, GPUs: 1,
+				JobName: "unet-baseline"},
+		},
 		"a directory inside the project the environment and job name say is the work's": {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=daft-exprt`, `conda activate daft_exprt`,
 				`cd /work/u1/daft-exprt/hifi_gan`, `python train.py --config config_v1.json`),
