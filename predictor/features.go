@@ -406,6 +406,16 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			f.note("batch_size", "$"+name+" ("+f.From["batch_size"]+" is it × the GPUs)")
 		}
 	}
+	if f.BatchSize > 0 && f.GPUs > 1 && f.BatchKey != "" && !perGPUBatchFlag(f.BatchKey) {
+		// "# Batch-size will be splitted over all gpus": the script says
+		// its batch flag is the whole job's.
+		if line := batchSplitSaid(text); line > 0 {
+			if per := f.BatchSize / float64(f.GPUs); per >= 1 && per == math.Trunc(per) {
+				f.BatchSize = per
+				f.note("batch_size", f.From["batch_size"]+" / GPUs (line "+strconv.Itoa(line)+" says it is split over them)")
+			}
+		}
+	}
 	if f.BatchSize == 0 && f.GlobalBatchSize > 0 && f.GPUs > 0 && f.Layers == 0 {
 		// DiT's --global-batch-size 256 on 4 GPUs is 64 a GPU: the global
 		// batch over the data-parallel ranks and the accumulation steps.
@@ -609,6 +619,29 @@ func stemStandIn(f Features) bool {
 		return false
 	}
 	return !isModuleProgram(f.Program) && f.Model == strings.ToLower(trimWorkWords(rawStem(f.Program)))
+}
+
+// batchSplit is what a comment or a logged message says of a batch its
+// program divides among the job's GPUs: "split over all gpus", "divided
+// across GPUs".
+var batchSplit = regexp.MustCompile(`\b(split|splitted|divided|distributed|sharded)( evenly)? (over|across|among|between) (all |the )?(\w+ )?(gpus|devices|ranks|processes|workers)\b`)
+
+// batchSplitSaid returns the line of a script's comment or echo that says
+// its batch is divided among the GPUs, or 0.
+func batchSplitSaid(text string) int {
+	n := 0
+	for line := range scriptLines(text) {
+		n++
+		t := strings.TrimSpace(line)
+		if !(strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "#SBATCH") && !strings.HasPrefix(t, "#!") || strings.HasPrefix(t, "echo ")) {
+			continue
+		}
+		t = strings.ToLower(t)
+		if strings.Contains(t, "batch") && batchSplit.MatchString(t) {
+			return n
+		}
+	}
+	return 0
 }
 
 // dirStandIn reports whether the model standing in is the name of the

@@ -658,6 +658,20 @@ func TestNamesSitesUse(t *testing.T) {
 				`BATCH_SIZE=$((BATCH_SIZE_PER_GPU * NUM_GPUS))`, `accelerate launch --num_processes $NUM_GPUS train.py --batch-size=$BATCH_SIZE`),
 			want: Features{Launcher: "accelerate", Program: "train.py", BatchSize: 128, GPUs: 4},
 		},
+		"a batch the script says is split over all GPUs": {
+			script: sh(`#SBATCH --nodes=8`, `#SBATCH --gpus-per-node=2`, `# Batch-size will be splitted over all gpus (at least 16/gpu).`,
+				`srun python train.py --arch resnest152 --batch-size 256`),
+			want: Features{Launcher: "srun", Program: "train.py", Model: "resnest152", ModelFrom: "flag", BatchSize: 16, GPUs: 16},
+		},
+		"a logged message says the batch is the job's": {
+			script: sh(`#SBATCH --gres=gpu:4`, `BATCH_SIZE="${BATCH_SIZE:-2048}"`, `echo "Batch: $BATCH_SIZE (global, divided across GPUs)"`,
+				`torchrun --nproc_per_node 4 train.py --batch-size "$BATCH_SIZE"`),
+			want: Features{Launcher: "torchrun", Program: "train.py", BatchSize: 512, GPUs: 4},
+		},
+		"with DDP the batch is per GPU, as the comment says": {
+			script: sh(`#SBATCH --gres=gpu:4`, `# with DDP, batch size is per gpu`, `torchrun --nproc_per_node 4 train.py --batch-size 64`),
+			want:   Features{Launcher: "torchrun", Program: "train.py", BatchSize: 64, GPUs: 4},
+		},
 		"open_lm's --accum-freq accumulates the global batch": {
 			script: sh(`#SBATCH --gres=gpu:2`, `torchrun --nproc-per-node=2 -m open_lm.main --global-batch-size 512 --accum-freq 32 --precision amp_bfloat16`),
 			want: Features{Launcher: "torchrun", Program: "open_lm.main", Model: "open_lm", ModelFrom: "path", BatchSize: 8,
