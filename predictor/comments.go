@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -12,6 +13,8 @@ import (
 // from code left commented out ("# python train.py --model gpt2-xl" is a
 // run the script does not make), and only a model of a known family with
 // its size or version, so "# the 70B run" or "# A100 80GB" names none.
+// commentWork reads the prose's own name for the work where it is no
+// family's ("# DeepLabV3+ training on RUGD"), a stand-in like a job's name.
 
 // commentModel returns the model the script's descriptive comments name,
 // with the line it is on, or "" when they name none or two.
@@ -148,3 +151,134 @@ func familyOf(m string) string {
 	}
 	return best
 }
+
+// commentWork returns the work a script's prose says it trains where that
+// is a name of no known family ("# Kronos finetuning — 1 GPU", "# fine-tune
+// cellpose-SAM on TissueNet", "# SLURM job script — DeepLabV3+ training"),
+// with its line, or "" when the prose names none, or two. A name is read
+// only in those frames, right after a verb of training or right before its
+// noun, and only where it is written as a name is (an inner capital, a
+// digit, a joining - + or _: SimMIM, Matcha-TTS, MINT+, lilyBERT), and
+// followed by the end of the line or a word that goes on with it ("on
+// TissueNet", "with ...", a dash), never a method,
+// framework, machine, data set or a word any job uses.
+func commentWork(text string) (string, uint) {
+	var work string
+	var at uint
+	n := uint(0)
+	cont := false
+	for line := range scriptLines(text) {
+		n++
+		prose, ok := commentProse(line)
+		if !ok {
+			prose, ok = echoProse(line)
+		}
+		was := cont
+		cont = strings.HasSuffix(strings.TrimSpace(line), "\\")
+		if !ok || was {
+			continue
+		}
+		w := proseWork(strings.Fields(prose))
+		switch {
+		case w == "":
+		case work == "":
+			work, at = w, n
+		case w != work:
+			return "", 0 // two works named: a list, a comparison
+		}
+	}
+	return work, at
+}
+
+// proseWork is the name one line of prose says is trained, or "".
+func proseWork(words []string) string {
+	for i, w := range words {
+		lw := strings.ToLower(w)
+		if trainVerbs[lw] && i+1 < len(words) {
+			j := i + 1
+			for j < len(words) && proseArticles[strings.ToLower(words[j])] {
+				j++
+			}
+			if j < len(words) && (j+1 == len(words) || proseAfter[strings.ToLower(words[j+1])]) {
+				if name := workName(words[j]); name != "" {
+					return name
+				}
+			}
+		}
+		if trainNouns[lw] && i > 0 {
+			j := i - 1
+			if lw := strings.ToLower(words[j]); (lw == "model" || lw == "network") && j > 0 {
+				j-- // "MINT+ model training"
+			}
+			if i+1 < len(words) && !proseAfter[strings.ToLower(words[i+1])] {
+				continue
+			}
+			if name := workName(words[j]); name != "" {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// workName returns w, lower-cased, where it is written as a model's name
+// (see commentWork).
+func workName(w string) string {
+	w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
+	w = strings.TrimRight(w, ".,;:!?—–")
+	lw := strings.ToLower(w)
+	if len(lw) < 3 || lowerLetters(lw) < 2 || !validModel(lw) || notWorks[lw] || dataWords[lw] || len(ReadGPUNames(lw)) > 0 ||
+		unexpanded(w) || strings.ContainsAny(w, "/.=") {
+		return ""
+	}
+	parts := strings.FieldsFunc(lw, func(r rune) bool { return r == '-' || r == '_' })
+	if len(parts) == 0 || isDigits(parts[0]) || dataWords[strings.Join(parts, "")] ||
+		slices.ContainsFunc(parts, func(p string) bool { return notWorks[p] || trainVerbs[p] }) {
+		return "" // multi-node, self-supervised, 1-gpu, micro_batch_size, stl-10
+	}
+	inner, digit := false, false
+	for i, r := range w {
+		switch {
+		case i > 0 && unicode.IsUpper(r):
+			inner = true
+		case unicode.IsDigit(r):
+			digit = true
+		}
+	}
+	if !inner && !(digit && lowerLetters(lw) >= 2) && !strings.ContainsAny(w, "-+_") {
+		return ""
+	}
+	return lw
+}
+
+var (
+	// trainVerbs come before what is trained: "fine-tune cellpose-SAM".
+	trainVerbs = set("train", "trains", "training", "fine-tune", "fine-tunes", "fine-tuning", "finetune", "finetunes",
+		"finetuning", "pretrain", "pretrains", "pretraining", "pre-train", "pre-training", "distill", "distilling")
+	// trainNouns come after it: "DeepLabV3+ training".
+	trainNouns = set("training", "finetuning", "fine-tuning", "pretraining", "pre-training")
+	// proseAfter may follow the name in a frame: "fine-tune X on ...",
+	// "X training with ...".
+	proseAfter = set("on", "with", "for", "using", "in", "from", "to", "at", "of", "via", "—", "–", "-", "(")
+	// proseArticles may stand between a verb and its object.
+	proseArticles = set("the", "a", "an", "our", "my", "of")
+	// notWorks are the words prose puts where a name could be that name
+	// none: methods, frameworks, machines, scales and the words any job
+	// uses, and the first halves of joined adjectives (multi-node).
+	notWorks = set("model", "models", "network", "networks", "script", "job", "jobs", "slurm", "sbatch", "batch", "gpu",
+		"gpus", "cpu", "node", "nodes", "distributed", "parallel", "ddp", "fsdp", "deepspeed", "zero", "lora", "qlora",
+		"peft", "sft", "dpo", "grpo", "ppo", "rl", "rlhf", "llm", "llms", "vlm", "vlms", "full", "stage", "phase", "data",
+		"dataset", "datasets", "loop", "run", "runs", "experiment", "experiments", "baseline", "main", "final", "pipeline",
+		"code", "process", "supervised", "unsupervised", "contrastive", "joint", "local", "default", "standard",
+		"continued", "initial", "classifier", "encoder", "decoder", "detector", "policy", "agent", "adapter", "adapters",
+		"weights", "checkpoint", "checkpoints", "pytorch", "torch", "tensorflow", "jax", "flax", "keras", "huggingface",
+		"transformers", "accelerate", "torchrun", "lightning", "hydra", "nemo", "megatron", "megatron-lm", "fairseq",
+		"mmdetection", "detectron2", "timm", "trl", "verl", "openrlhf", "axolotl", "llama-factory", "llamafactory",
+		"unsloth", "torchtune", "composer", "ray", "horovod", "apex", "nccl", "cuda", "wandb", "mpi", "hpc", "cluster",
+		"multi", "single", "mixed", "large", "small", "self", "semi", "end", "cross", "domain", "task", "few", "one",
+		"two", "low", "high", "non", "post", "pre", "half", "fully", "from", "with", "for", "using", "and", "on", "in",
+		"to", "this", "that", "these", "each", "all", "new", "first", "second", "next", "step", "steps", "epoch",
+		"epochs", "scratch", "resumed", "debug", "test", "quick", "short", "long", "mode", "setup", "env",
+		"environment", "starting", "start", "started", "done", "finished", "begin", "launch", "launching", "auto",
+		"resume", "resumes", "readme", "config", "configs", "configuration", "size", "sizes", "tuning", "tuned")
+)

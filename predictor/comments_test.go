@@ -63,3 +63,32 @@ func TestCommentModelRank(t *testing.T) {
 		t.Errorf("from = %q, want the comment's line", f.From["model"])
 	}
 }
+
+// TestCommentWork: the prose's name for the work, where it is no known
+// family's, read only in a frame of training and only where it is written
+// as a name.
+func TestCommentWork(t *testing.T) {
+	cases := []struct {
+		name, script, want string
+		line               uint
+	}{
+		{"a verb before it, a preposition after", "#!/bin/bash\n# fine-tune cellpose-SAM on a TissueNet subset.\npython train.py\n", "cellpose-sam", 2},
+		{"its noun after it, after a title", "# SLURM job script — DeepLabV3+ training on RUGD\n", "deeplabv3+", 1},
+		{"the model before the noun", "# SLURM batch script for MINT+ model training on HPC4\n", "mint+", 1},
+		{"a camel-case name at the end", "# Phase 1: domain-adaptive pre-training of SimMIM\n", "simmim", 1},
+		{"a logged message", "echo \"lilyBERT training — 4 GPUs\"\n", "lilybert", 1},
+		{"a plain word is no name", "# Avvio training on 4 GPUs\n# Distributed training with DeepSpeed\n", "", 0},
+		{"methods and scales are no names", "# Multi-node training for 2 days\n# QLoRA fine-tuning of the adapter\n# 1-GPU training\n", "", 0},
+		{"a data set is no name", "# Train on STL-10\n# STL-10 training from scratch\n", "", 0},
+		{"a name without a frame", "# cellpose-SAM needs torch 2.1\n", "", 0},
+		{"a verb's object followed by more than a name", "# Train DeepWiener models for each sky patch\n", "", 0},
+		{"two works named", "# DeepLabV3+ training\n# SegFormer-B2 training\n", "", 0},
+		{"code commented out", "# python train.py --model SimMIM-base\n", "", 0},
+	}
+	for _, c := range cases {
+		w, line := commentWork(c.script)
+		if w != c.want || line != c.line {
+			t.Errorf("%s: commentWork = %q line %d, want %q line %d", c.name, w, line, c.want, c.line)
+		}
+	}
+}

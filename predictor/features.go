@@ -448,6 +448,15 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			f.note("model", "comment, line "+strconv.FormatUint(uint64(line), 10))
 		}
 	}
+	if f.Model == "" || f.ModelFrom == "path" {
+		// The prose names the work by a name no family's: "# Kronos
+		// finetuning", "# fine-tune cellpose-SAM on TissueNet". It stands
+		// in for the model, over a job's or a directory's name.
+		if w, line := commentWork(text); w != "" && w != f.Model && !slices.Contains(f.Unknown, "model") {
+			f.Model, f.ModelFrom = w, "path"
+			f.note("model", "comment, line "+strconv.FormatUint(uint64(line), 10))
+		}
+	}
 	if f.Model == "" || f.ModelFrom == "path" && (stemStandIn(f) || dirStandIn(f)) && !strings.Contains(strings.ToLower(f.JobName), f.Model) {
 		// Nothing names a model: the job's name names its workload
 		// (train_mdlm, drq_breakout_all, uORF), and says more of it than
@@ -509,8 +518,8 @@ func envStandsIn(f Features, w, env string) bool {
 		return false
 	case f.Model == "":
 		return true
-	case f.ModelFrom != "path" || familyWord(f.Model):
-		return false // a claim, or a stand-in naming a family
+	case f.ModelFrom != "path" || familyWord(f.Model) || strings.HasPrefix(f.From["model"], "comment"):
+		return false // a claim, or a stand-in naming a family or the prose's
 	case !strings.HasPrefix(f.Model, w) && strings.Contains(f.Model, strings.TrimRight(w, "0123456789.")):
 		return false // a variant of the environment's family: meg-mamba beside mamba3
 	case familyWord(w) && !llamaFactory(env):

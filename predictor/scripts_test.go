@@ -541,6 +541,12 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train.py", Model: "pacformer", ModelFrom: "path", GPUs: 1,
 				JobName: "pacformer"},
 		},
+		"the prose's name for the work stands in over the environment's": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=ipavoice-vits`, `# VITS training on Tesla P100-PCIE-16GB.`,
+				`source activate ipavoice`, `python train.py -c configs/ipa.json`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "vits", ModelFrom: "path", GPUs: 1,
+				JobName: "ipavoice-vits"},
+		},
 		"the job's name says more of the work than the clone it runs in": {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=unet-baseline`, `cd ${HOME}/workspace/cil-visionavengers-depth`,
 				`python train.py --batch_size 8`),

@@ -173,7 +173,7 @@ var (
 	// dataWords are datasets. A directory named for one names a workload
 	// (Gavel's cifar10); a job named for one trains some model on it
 	// (horovod_tensorflow_mnist), so its project word is another.
-	dataWords = set("cifar", "cifar10", "cifar100", "mnist", "fmnist", "imagenet", "imagenet1k", "imagenet21k", "coco",
+	dataWords = set("cifar", "cifar10", "cifar100", "mnist", "fmnist", "svhn", "stl10", "tinyimagenet", "imagenet", "imagenet1k", "imagenet21k", "coco",
 		"voc", "cityscapes", "ade20k", "kitti", "nuscenes", "waymo", "shakespeare", "wikitext", "openwebtext", "owt",
 		"pile", "glue", "superglue", "squad", "imdb", "sst2", "mnli", "qqp", "librispeech", "commonvoice", "era5",
 		"celeba", "celebahq", "ffhq", "lsun", "gsm8k", "alpaca", "dolly", "redpajama", "fineweb", "slimpajama",
