@@ -306,7 +306,9 @@ func ScoreReading(file string, s predictor.Script, l Label, predict Predict) (r 
 	r.Outcomes["gpus"] = outcome(intString(l.GPUs), num(float64(f.GPUs)), strings.EqualFold)
 	r.Outcomes["gpu_type"] = outcome(l.GPUType, f.GPUType, SameGPUType)
 	r.Outcomes["precision"] = outcome(l.Precision, f.Precision, strings.EqualFold)
-	r.BadModel = f.Model != "" && WrapperOrVariable(f.Model)
+	// A wrapper's word the person read as the model is one: Mamba, the
+	// architecture, beside mamba, conda's tool.
+	r.BadModel = f.Model != "" && WrapperOrVariable(f.Model) && (l.Model == nil || !SameModel(*l.Model, f.Model))
 	if predict != nil {
 		func() {
 			defer func() {

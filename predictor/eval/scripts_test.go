@@ -183,3 +183,24 @@ func TestFileKey(t *testing.T) {
 		}
 	}
 }
+
+// TestBadModelMamba: a wrapper's word is a bad model unless the person read
+// the same word as the model (Mamba the architecture; mamba is conda's tool).
+func TestBadModelMamba(t *testing.T) {
+	dir := fstest.MapFS{
+		"labels.json":  {Data: []byte(`{"ssm.sbatch": {"model": "mamba", "model_source": "command"}, "other.sbatch": {}}`)},
+		"ssm.sbatch":   {Data: []byte("#!/bin/bash\npython train.py --model_name mamba\n")},
+		"other.sbatch": {Data: []byte("#!/bin/bash\n#SBATCH --job-name=mamba_run\npython train.py\n")},
+	}
+	rep, err := EvalScripts(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]bool{}
+	for _, r := range rep.Results {
+		bad[r.File] = r.BadModel
+	}
+	if bad["ssm.sbatch"] || !bad["other.sbatch"] {
+		t.Errorf("bad models: %v; want other.sbatch's mamba only", bad)
+	}
+}
