@@ -835,12 +835,20 @@ func launchScore(f Features) int {
 		}
 	}
 	stem := programStem(f.Program)
-	if evalPrograms[stem] || slices.ContainsFunc(strings.FieldsFunc(stem, func(r rune) bool { return r == '_' || r == '-' }),
-		func(w string) bool { return evalPrograms[w] }) {
+	words := strings.FieldsFunc(stem, func(r rune) bool { return r == '_' || r == '-' })
+	if evalPrograms[stem] || slices.ContainsFunc(words, func(w string) bool { return evalPrograms[w] }) {
 		s -= 2 // main.py then eval.py over its checkpoint: the training is the launch
+	}
+	if slices.ContainsFunc(words, func(w string) bool { return prepPrograms[w] }) {
+		s-- // pytorch_info_cuda.py, smiles_preprocessing.py, then the model's program
 	}
 	return s
 }
+
+// prepPrograms name programs that check the machine or prepare the data
+// before the training.
+var prepPrograms = set("info", "check", "checks", "sanity", "prepare", "prep", "preprocess", "preprocessing",
+	"download", "convert", "tokenize", "setup", "install")
 
 // evalPrograms name programs that evaluate or sample from a model rather
 // than train it.

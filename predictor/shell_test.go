@@ -725,6 +725,10 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`nequip-train configs/minimal.yaml`),
 			want:   Features{Launcher: "python", Program: "nequip-train", Model: "nequip", ModelFrom: "path"},
 		},
+		"a check of the machine and the data's preparation, then the model's program": {
+			script: sh(`python scripts/pytorch_info_cuda.py`, `python scripts/smiles_preprocessing.py`, `python scripts/attentivefp.py`),
+			want:   Features{Launcher: "python", Program: "attentivefp.py", Model: "attentivefp", ModelFrom: "path"},
+		},
 		"training, then evaluation of its checkpoint": {
 			script: sh(`bs=4096`, `python main.py --batch-size $bs --epochs 20`,
 				`for t in coco flickr; do python eval.py --task $t --vision-model facebook/dinov2-large --batch_size 32; done`),
