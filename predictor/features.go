@@ -1111,11 +1111,13 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		progDir = knownTail(path.Dir(words[prog]))
 	}
 	f = finishCommand(argFeatures(f, args, l), l, progDir, workdir, env)
-	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" && !hasSize(f.Model) && !hasVariant(f.Model)) &&
+	namedPath := f.ModelFrom == "path" && familyOf(f.Model) != "" && namesAModel(f.Model) && (hasSize(f.Model) || hasVariant(f.Model))
+	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" && !namedPath || f.ModelFrom == "program" && !hasSize(f.Model) && !hasVariant(f.Model)) &&
 		f.BatchSize == 0 && f.Precision == "" {
 		// A shell script or inline code that names no model, batch or
-		// precision, in its arguments, the variables it gets or its own
-		// name (ds_pretrain_gpt_1.3B.sh), is not read as the launch.
+		// precision, in its arguments, the variables it gets, its own
+		// name (ds_pretrain_gpt_1.3B.sh) or its directory's
+		// (scripts/roberta-large/finetune.sh), is not read as the launch.
 		return Features{}, l, false
 	}
 	return f, l, true

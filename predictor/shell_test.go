@@ -223,6 +223,14 @@ func TestShellReading(t *testing.T) {
 			script: sh(`./distributed_train.sh 4 /data/imagenet --model seresnext50_32x4d -b 96 --amp`),
 			want:   Features{Program: "distributed_train.sh", Model: "seresnext50_32x4d", ModelFrom: "flag", BatchSize: 96, Precision: "amp"},
 		},
+		"a shell script in a directory named for its model": {
+			script: sh(`bash scripts/roberta-large/finetune.sh QNLI FT $1`),
+			want:   Features{Program: "finetune.sh", Model: "roberta-large", ModelFrom: "path"},
+		},
+		"a shell script in a directory of no model's name": {
+			script: sh(`bash scripts/glue/finetune.sh QNLI FT $1`),
+			want:   Features{},
+		},
 		"bare shell script without them": {
 			script: sh(`./setup.sh --quiet`),
 			want:   Features{},
