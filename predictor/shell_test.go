@@ -304,6 +304,11 @@ func TestWrappers(t *testing.T) {
 			script: sh(`ch-run -b /data:/mnt/data /var/tmp/torch -- python train.py --model alexnet`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "alexnet", ModelFrom: "flag"},
 		},
+		"an executable image runs the command after it": {
+			script: sh(`IMG=/scratch/u/msamp.sif`, `"$IMG" bash -c "accelerate launch --config_file fp8.yaml train.py --model_name_or_path gpt2-large --per_device_train_batch_size 8"`),
+			want: Features{Launcher: "accelerate", Program: "train.py", Model: "gpt2-large", ModelFrom: "flag", BatchSize: 8,
+				Precision: "fp8"},
+		},
 		"conda run and micromamba run": {
 			script: sh(`conda run -n torch --no-capture-output python train.py --arch vgg16 -b 64`,
 				`micromamba run -n jax python other.py`),

@@ -79,6 +79,12 @@ outer:
 			i += 2
 			continue
 		}
+		if ext := path.Ext(base); (ext == ".sif" || ext == ".simg") && i+1 < len(words) {
+			// ./pytorch.sif python train.py: an Apptainer image is
+			// executable, its runscript running the command after it.
+			i++
+			continue
+		}
 		switch base {
 		case "time", "nohup", "exec", "command", "builtin", "unbuffer", "catchsegv", "sudo":
 			i = skipOpts(words, i+1, nil, nil, false)
