@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -43,6 +44,19 @@ func workloadName(name string) string {
 	toks := strings.FieldsFunc(name, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.'
 	})
+	if slices.ContainsFunc(toks, dotWords) {
+		// mbart.en.gut.keywords: dots between words part them, as a
+		// version's (qwen2.5, v1.5) do not.
+		var split []string
+		for _, t := range toks {
+			if dotWords(t) {
+				split = append(split, strings.FieldsFunc(t, func(r rune) bool { return r == '.' })...)
+			} else {
+				split = append(split, t)
+			}
+		}
+		toks = split
+	}
 	for i, t := range toks {
 		if t != strings.ToLower(t) && t != strings.ToUpper(t) {
 			t = trimWorkWords(t) // OpenFold2Train is OpenFold2
@@ -72,6 +86,21 @@ func workloadName(name string) string {
 		return t
 	}
 	return ""
+}
+
+// dotWords reports whether a word of a name is words joined by dots, each
+// starting with a letter: en.gut, not qwen2.5 or 1.3b.
+func dotWords(t string) bool {
+	parts := strings.Split(strings.Trim(t, "."), ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || !unicode.IsLetter(rune(p[0])) || versionWord(strings.ToLower(p)) {
+			return false
+		}
+	}
+	return true
 }
 
 // familyWord reports whether a word is a model family's name, with at most

@@ -51,6 +51,8 @@ func TestWorkloadWords(t *testing.T) {
 			"cs231-proj-yolo":            "yolo",
 			"jdoe_vit_b16_ft":            "jdoe-vit",
 			"ece5545_pest_yolov8_s":      "yolov8",
+			"mbart.en.gut.keywords":      "mbart",
+			"qwen2.5-sft":                "qwen2.5",
 		}},
 		{"trimWorkWords", trimWorkWords, map[string]string{
 			"segformer-training":       "segformer",
