@@ -1111,6 +1111,12 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		progDir = knownTail(path.Dir(words[prog]))
 	}
 	f = finishCommand(argFeatures(f, args, l), l, progDir, workdir, env)
+	if m := subcommandModel(args); m != "" && (f.Model == "" || f.ModelFrom == "path") {
+		// python src/main.py train_mamba --lr 1e-3: the program's
+		// subcommand trains a family's model.
+		f.Model, f.ModelFrom = m, "path"
+		f.note("model", "argument "+args[0])
+	}
 	namedPath := f.ModelFrom == "path" && familyOf(f.Model) != "" && namesAModel(f.Model) && (hasSize(f.Model) || hasVariant(f.Model))
 	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" && !namedPath || f.ModelFrom == "program" && !hasSize(f.Model) && !hasVariant(f.Model)) &&
 		f.BatchSize == 0 && f.Precision == "" {
@@ -1210,6 +1216,22 @@ func trainingConsole(w string, args []string) int {
 func trainWord(w string) bool { return trainWords[w] }
 
 var trainWords = set("train", "finetune", "pretrain", "fit", "training", "finetuning", "pretraining")
+
+// subcommandModel returns the model family a program's first argument,
+// a subcommand, says it trains (train_mamba, finetune-siglip), or "".
+func subcommandModel(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	head, rest, ok := strings.Cut(strings.ToLower(args[0]), "_")
+	if !ok {
+		head, rest, ok = strings.Cut(strings.ToLower(args[0]), "-")
+	}
+	if !ok || !trainWord(head) || !familyWord(rest) || unexpanded(rest) {
+		return ""
+	}
+	return rest
+}
 
 // buildTools run a project's tasks by name (make train): what they run is
 // not in the script.

@@ -738,6 +738,10 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`nequip-train configs/minimal.yaml`),
 			want:   Features{Launcher: "python", Program: "nequip-train", Model: "nequip", ModelFrom: "path"},
 		},
+		"a program's subcommand names the family it trains": {
+			script: sh(`python src/main.py train_mamba --lr 1e-3 --batch_size 64`, `python main.py train_model --epochs 2`),
+			want:   Features{Launcher: "python", Program: "main.py", Model: "mamba", ModelFrom: "path", BatchSize: 64},
+		},
 		"a check of the machine and the data's preparation, then the model's program": {
 			script: sh(`python scripts/pytorch_info_cuda.py`, `python scripts/smiles_preprocessing.py`, `python scripts/attentivefp.py`),
 			want:   Features{Launcher: "python", Program: "attentivefp.py", Model: "attentivefp", ModelFrom: "path"},
