@@ -74,6 +74,9 @@ func commentProse(line string) (string, bool) {
 	words := strings.Fields(t)
 	if len(words) > 0 && exampleWords[strings.ToLower(strings.TrimRight(words[0], ":."))] {
 		words = words[1:] // "# Example: sbatch train.sh meta-llama/Llama-2-70b-hf" is code
+		if len(words) > 0 && isDigits(strings.TrimRight(words[0], ":.)")) {
+			words = words[1:] // "# Example 1: sbatch ..."
+		}
 	}
 	if len(words) < 2 || strings.HasSuffix(t, "\\") || strings.ContainsAny(t, "$`|><{}") {
 		return "", false

@@ -18,6 +18,7 @@ func TestCommentModel(t *testing.T) {
 		{"commented-out assignment", "# MODEL=llama-2-7b\n", "", 0},
 		{"hydra override", "# model=resnet50 data.batch_size=64\n", "", 0},
 		{"usage example", "# Example: sbatch run.sh meta-llama/Llama-2-70b-hf data.json\n", "", 0},
+		{"a numbered example", "# Example 1: sbatch launch.slurm Qwen2.5-0.5B canonmc\n", "", 0},
 		{"continued example", "#   e.g. sbatch job.sh \\\n#     facebook/deit-small-patch16-224\n", "", 0},
 		{"a script run by path", "# ./finetune_llama2_7b.sh first\n", "", 0},
 		{"a file's title before what it does", "# train.sbatch — Train EfficientNet-B4 damage classifier on L4.\n", "efficientnet-b4", 1},

@@ -1399,6 +1399,11 @@ func argFeatures(f Features, args []string, l launch) Features {
 			f = argFeatures(f, sub, launch{})
 			continue
 		}
+		if i := strings.Index(nk, "__"); i > 0 && i < len(nk)-2 {
+			// --data__batch_size 128: a section's key, as --data.batch_size
+			// (simple-parsing's and pydantic-settings' nesting).
+			nk = strings.ReplaceAll(nk, "__", ".")
+		}
 		if strings.Contains(nk, ".") {
 			parts := strings.Split(nk, ".")
 			last := parts[len(parts)-1]

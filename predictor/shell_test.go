@@ -738,6 +738,10 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`nequip-train configs/minimal.yaml`),
 			want:   Features{Launcher: "python", Program: "nequip-train", Model: "nequip", ModelFrom: "path"},
 		},
+		"a section's key nested by a double underscore": {
+			script: sh(`srun python main.py --data__batch_size 128 --optimization__epochs 100`),
+			want:   Features{Launcher: "srun", Program: "main.py", BatchSize: 128, Epochs: 100},
+		},
 		"a program's subcommand names the family it trains": {
 			script: sh(`python src/main.py train_mamba --lr 1e-3 --batch_size 64`, `python main.py train_model --epochs 2`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "mamba", ModelFrom: "path", BatchSize: 64},
