@@ -207,6 +207,10 @@ var (
 		"use_bfloat16": "bf16", "float16": "fp16", "memory_efficient_fp16": "fp16", "memory_efficient_bf16": "bf16",
 		"enable_amp": "amp", "enable_fp16": "fp16", "enable_bf16": "bf16", "amp_enabled": "amp",
 		"native_amp": "amp"} // timm's --native-amp
+	// fullPrecision are switches that train in FP32: --fp32, and mixed
+	// precision turned off (--noamp, --no-amp, --disable_amp).
+	fullPrecision = set("fp32", "float32", "full_precision", "noamp", "no_amp", "disable_amp", "no_mixed_precision",
+		"no_fp16", "disable_fp16")
 	valuePrecision = set("precision", "mixed_precision", "dtype", "torch_dtype", "amp_dtype", "policy",
 		"dtype_policy", "mixed_precision_dtype", "compute_dtype", "param_dtype")
 	// listFlags carry several key=value settings, comma-separated.
@@ -1483,6 +1487,16 @@ func argFeatures(f Features, args []string, l launch) Features {
 			}
 			if f.Precision != "" {
 				f.note("precision", k)
+			}
+			continue
+		}
+		if fullPrecision[nk] && (!hasV || !isBoolWord(v) || truthy(v)) {
+			if f.Precision == "" {
+				f.Precision = "fp32"
+				f.note("precision", k)
+			}
+			if hasV && !isBoolWord(v) && next {
+				i-- // the next word was a positional argument, not our value
 			}
 			continue
 		}

@@ -1300,6 +1300,10 @@ func (r *shellReader) parts(ps []syntax.WordPart, b *strings.Builder, hdoc bool)
 				b.WriteString(prog) // $(which fairseq-train): the program's own name
 				continue
 			}
+			if file, ok := r.resolvedPath(p.Stmts); ok {
+				b.WriteString(file) // $(realpath "$HOME/proj/main.py"): the same file
+				continue
+			}
 			if dir, ok := r.hubSnapshot(p.Stmts); ok {
 				b.WriteString(dir) // $(find $HF_HOME/hub/models--Qwen--Qwen3-4B/snapshots ...): a path in that model's cache
 				continue
@@ -1401,6 +1405,42 @@ func (r *shellReader) whichProgram(ss []*syntax.Stmt) (string, bool) {
 		return prog, true
 	}
 	return "", false
+}
+
+// resolvedPath reads $(realpath PATH) and $(readlink -f PATH), which print
+// PATH resolved: the word stands for PATH, the same file.
+func (r *shellReader) resolvedPath(ss []*syntax.Stmt) (string, bool) {
+	if len(ss) != 1 || ss[0].Background || len(ss[0].Redirs) > 0 {
+		return "", false
+	}
+	c, ok := ss[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Assigns) > 0 {
+		return "", false
+	}
+	words := r.fields(c.Args)
+	if len(words) < 2 {
+		return "", false
+	}
+	switch words[0] {
+	case "realpath":
+	case "readlink":
+		if !slices.ContainsFunc(words[1:], func(w string) bool { return w == "-f" || w == "-e" || w == "-m" }) {
+			return "", false // readlink alone prints the link's target
+		}
+	default:
+		return "", false
+	}
+	var file string
+	for _, w := range words[1:] {
+		switch {
+		case strings.HasPrefix(w, "-"):
+		case file != "":
+			return "", false // several paths, one a line
+		default:
+			file = w
+		}
+	}
+	return file, file != ""
 }
 
 // hubSnapshot reads a command substitution that looks a model's files up

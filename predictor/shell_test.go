@@ -738,6 +738,15 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`nequip-train configs/minimal.yaml`),
 			want:   Features{Launcher: "python", Program: "nequip-train", Model: "nequip", ModelFrom: "path"},
 		},
+		"a program's path resolved by realpath, handed with its flags to a launch script": {
+			script: sh(`PROG="$(realpath "$HOME/tutorials/btcv/main.py")"`, `CMD="$PROG --batch_size=1 --noamp"`,
+				`LAUNCH=$(readlink -f "$HOME/utils/run_on_multinode.sh")`, `srun --unbuffered "$LAUNCH" "$CMD" "singularity exec --nv img.sif python3"`),
+			want: Features{Launcher: "srun", Program: "main.py", Model: "btcv", ModelFrom: "path", BatchSize: 1, Precision: "fp32"},
+		},
+		"mixed precision turned off, then on": {
+			script: sh(`python train.py --no-amp --bf16`, `python train.py --fp32`),
+			want:   Features{Launcher: "python", Program: "train.py", Precision: "bf16"},
+		},
 		"a section's key nested by a double underscore": {
 			script: sh(`srun python main.py --data__batch_size 128 --optimization__epochs 100`),
 			want:   Features{Launcher: "srun", Program: "main.py", BatchSize: 128, Epochs: 100},
