@@ -420,11 +420,13 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			}
 		}
 	}
-	if f.BatchSize == 0 && f.GlobalBatchSize > 0 && f.GPUs > 0 && f.Layers == 0 {
+	if f.BatchSize == 0 && f.GlobalBatchSize > 0 && f.GPUs > 0 && f.Layers == 0 && !(f.SeqLen > 0 && f.GlobalBatchSize >= f.SeqLen) {
 		// DiT's --global-batch-size 256 on 4 GPUs is 64 a GPU: the global
 		// batch over the data-parallel ranks and the accumulation steps.
 		// Not for Megatron's shapes, whose tensor and pipeline splits are
-		// not read.
+		// not read, nor for a batch counted in tokens (OLMo-core's
+		// --global_batch_size=$((SEQ_LEN * 32)): a sequence's length or
+		// more).
 		per := f.GlobalBatchSize / float64(f.GPUs) / max(f.GradAccum, 1)
 		if per >= 1 && per == math.Trunc(per) {
 			f.BatchSize = per

@@ -678,6 +678,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:4`, `# with DDP, batch size is per gpu`, `torchrun --nproc_per_node 4 train.py --batch-size 64`),
 			want:   Features{Launcher: "torchrun", Program: "train.py", BatchSize: 64, GPUs: 4},
 		},
+		"a global batch counted in tokens is no count of sequences to divide": {
+			script: sh(`#SBATCH --gpus=8`, `SEQ_LEN=32768`, `torchrun --nproc-per-node=8 src/scripts/train/sft.py --dataset.sequence_length=$SEQ_LEN --global_batch_size=$((SEQ_LEN * 32))`),
+			want:   Features{Launcher: "torchrun", Program: "sft.py", GlobalBatchSize: 1048576, SeqLen: 32768, GPUs: 8},
+		},
 		"open_lm's --accum-freq accumulates the global batch": {
 			script: sh(`#SBATCH --gres=gpu:2`, `torchrun --nproc-per-node=2 -m open_lm.main --global-batch-size 512 --accum-freq 32 --precision amp_bfloat16`),
 			want: Features{Launcher: "torchrun", Program: "open_lm.main", Model: "open_lm", ModelFrom: "path", BatchSize: 8,
