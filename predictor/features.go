@@ -2671,7 +2671,7 @@ var (
 	tunedKinds = set("chat", "instruct", "it")
 	// pathWords are the directories of a config's path, never a model's name.
 	pathWords = set("configs", "config", "conf", "cfg", "recipes", "recipe", "examples", "scripts", "yamls",
-		"exp", "experiments", "models", "checkpoints", "outputs", "data", "results", "runs", "logs", "weights",
+		"exp", "experiments", "model", "models", "checkpoints", "outputs", "data", "results", "runs", "logs", "weights",
 		"pretrained", "pretrained_models", "pretrained_weights", "ckpt", "ckpts", "checkpoint", "saved_models")
 )
 
@@ -3055,6 +3055,11 @@ func normModel(v string) string {
 	v = strings.TrimRight(strings.ToLower(v), "/")
 	if id := hubCacheID(v); id != "" {
 		return id
+	}
+	if dir, rest, ok := strings.Cut(v, "/snapshots/"); ok && dir != "" && isCommitHash(strings.Split(rest, "/")[0]) {
+		// model/Qwen2.5-0.5B/snapshots/060db64...: a revision of the
+		// directory's model, laid out as the hub's cache lays it.
+		return normModel(dir)
 	}
 	if d, ok := strings.CutPrefix(v, "res"); ok && isDigits(d) && len(d) <= 3 {
 		return "resnet" + d // res18, res50: how self-supervised code names its ResNets

@@ -751,6 +751,10 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`srun python main.py --data__batch_size 128 --optimization__epochs 100`),
 			want:   Features{Launcher: "srun", Program: "main.py", BatchSize: 128, Epochs: 100},
 		},
+		"a model's revision directory, exported to the script the job runs": {
+			script: sh(`export BASE_MODEL=model/Qwen2.5-0.5B/snapshots/060db6499f32faf8b98477b0a26969ef7d8b9987`, `bash ./scripts/train_tiny_zero.sh`),
+			want:   Features{Program: "train_tiny_zero.sh", Model: "qwen2.5-0.5b", ModelFrom: "env"},
+		},
 		"a program's subcommand names the family it trains": {
 			script: sh(`python src/main.py train_mamba --lr 1e-3 --batch_size 64`, `python main.py train_model --epochs 2`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "mamba", ModelFrom: "path", BatchSize: 64},
