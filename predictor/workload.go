@@ -155,6 +155,9 @@ func counterWord(t string) bool {
 	return i <= 2 && i < len(t) && isDigits(t[i:]) || i > 2 && i < len(t) && isDigits(t[i:]) && counterPrefixes[t[:i]]
 }
 
+// dataKinds are the jobWords that say what kind of data a job learns from.
+var dataKinds = set("language", "vision", "speech", "audio", "video", "text", "image", "images")
+
 // versionWord reports whether a word is a release's version: v3, v1.5.
 func versionWord(t string) bool {
 	return len(t) > 1 && t[0] == 'v' && (isDigits(t[1:]) || isVersion(t[1:]))
@@ -183,7 +186,7 @@ var (
 		"qlora", "sft", "dpo", "rlhf", "instruct", "chat", "seed", "run", "runs", "exp", "expt", "experiment",
 		"experiments", "trial", "version", "default", "custom", "base", "baseline", "ablation", "probe", "name",
 		"probing", "linear",
-		// what kind of data, not which
+		// what kind of data, not which (dataKinds)
 		"language", "vision", "speech", "audio", "video", "text", "image", "images",
 		// people and places
 		"user", "users", "mine", "ours", "lab", "group",
@@ -287,6 +290,9 @@ func trimWorkWords(name string) string {
 		}
 		if len(words) > 1 && strings.EqualFold(name[last.from:last.to], "net") {
 			break // a name's own suffix: ProtSCAPE-Net
+		}
+		if len(words) > 1 && words[len(words)-2].to == last.from && dataKinds[strings.ToLower(name[last.from:last.to])] {
+			break // a kind of data run into a name is the name's: MambaVision, InternVideo
 		}
 		words = words[:len(words)-1]
 	}

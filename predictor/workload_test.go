@@ -56,6 +56,8 @@ func TestWorkloadWords(t *testing.T) {
 		}},
 		{"trimWorkWords", trimWorkWords, map[string]string{
 			"segformer-training":       "segformer",
+			"MambaVision":              "MambaVision",
+			"speech_training":          "",
 			"fine_tuning":              "",
 			"gcn_train":                "gcn",
 			"pretrain_bert":            "bert",
