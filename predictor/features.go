@@ -1559,6 +1559,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 				f.note("model", k)
 				continue
 			}
+			if base := path.Base(v); configModel == "" && !unexpanded(base) && (strings.Contains(nk, "config") || nk == "cfg" || nk == "c") &&
+				!strings.Contains(nk, "deepspeed") && !strings.Contains(nk, "ds_") && configFileModel(base) != "" {
+				// --config ${WD}/configs/qlora/llama3_1_8B_qlora.yaml: the
+				// directory is hidden, the config's name is not.
+				configModel, configFrom = configFileModel(base), k+" "+v
+			}
 			switch {
 			case modelFlag(nk):
 				f.Unknown = addUnknown(f.Unknown, "model")

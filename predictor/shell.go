@@ -786,6 +786,14 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 				return
 			}
 		}
+	} else if prog < len(words) {
+		if body, ok := r.files[words[prog]]; ok {
+			// cat > inner.sh <<EOF ... EOF; chmod +x inner.sh; srun
+			// apptainer exec img.sif ./inner.sh: the file the script wrote,
+			// run as its own program.
+			r.runFile(body, words[:prog], words[prog+1:], true)
+			return
+		}
 	}
 	if prog, code, ok := shellCode(words); ok {
 		r.readText(code, words[:prog])

@@ -755,6 +755,13 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`export BASE_MODEL=model/Qwen2.5-0.5B/snapshots/060db6499f32faf8b98477b0a26969ef7d8b9987`, `bash ./scripts/train_tiny_zero.sh`),
 			want:   Features{Program: "train_tiny_zero.sh", Model: "qwen2.5-0.5b", ModelFrom: "env"},
 		},
+		"a script the job writes, then runs as its own program in a container": {
+			script: sh(`WD="$PROJECT_DIR/$USER/course"`, `CONFIG_FILE="${WD}/configs/qlora/llama3_1_8B_qlora_alpaca.yaml"`,
+				`INNER="./.inner_${SLURM_JOB_ID}"`, `cat > "$INNER" << EOF`, `#!/bin/bash -e`, `export RANK=\$SLURM_PROCID`,
+				`python "${WD}/recipes/lora_finetune_distributed.py" --config "${CONFIG_FILE}"`, `EOF`, `chmod +x "$INNER"`,
+				`srun apptainer exec --nv -B "${WD}:/workspace" img.sif "$INNER"`),
+			want: Features{Launcher: "srun", Program: "lora_finetune_distributed.py", Model: "llama3.1-8b", ModelFrom: "config"},
+		},
 		"a program's subcommand names the family it trains": {
 			script: sh(`python src/main.py train_mamba --lr 1e-3 --batch_size 64`, `python main.py train_model --epochs 2`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "mamba", ModelFrom: "path", BatchSize: 64},
