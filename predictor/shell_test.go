@@ -947,10 +947,11 @@ func TestBoundedWork(t *testing.T) {
 		"bash -c in bash -c":  strings.Repeat(`bash -c "`, 1) + "f(){ bash -c f; }; f" + "\"\n",
 		// A switch given its value after "=" once sent the argument reader
 		// back to the same word for ever (found at db6445c).
-		"a precision switch given a value": "python train.py --fp16=auto --amp=native data/\n",
-		"a method switch given a value":    "python train.py --lora=x --gradient_checkpointing=full data/\n",
-		"lines of options":                 "python t.py\n" + strings.Repeat("--a 1 --b 2 --c 3 --d 4\n", 19000),
-		"unclosed quotes, line by line":    "for a in x; do\n" + strings.Repeat("python t.py --a='b \\\n", 3000) + "done\n",
+		"a precision switch given a value":  "python train.py --fp16=auto --amp=native data/\n",
+		"a method switch given a value":     "python train.py --lora=x --gradient_checkpointing=full data/\n",
+		"lines of options":                  "python t.py\n" + strings.Repeat("--a 1 --b 2 --c 3 --d 4\n", 19000),
+		"unclosed quotes, line by line":     "for a in x; do\n" + strings.Repeat("python t.py --a='b \\\n", 3000) + "done\n",
+		"a written script that runs itself": "cat > x.sh <<EOF\n./x.sh; ./x.sh\npython train.py\nEOF\nchmod +x x.sh\n./x.sh\n",
 	}
 	for name, script := range cases {
 		t.Run(name, func(t *testing.T) {
