@@ -1175,7 +1175,7 @@ var consoleScripts = map[string]int{"axolotl": 1, "llamafactory-cli": 1, "litgpt
 	"fairseq-train": -1, "fairseq-hydra-train": -1, "yolo": 2, "lm_eval": -1, "lm-eval": -1, "nemo": 2,
 	"text-generation-launcher": -1, "sglang": 1, "levanter": 1, "open_clip_train": -1, "mmdet": 1,
 	"huggingface-trainer": -1, "swift": 1, "xtuner": 1, "unsloth": 1,
-	"transformers-cli": 1, "transformers": 1, "nnUNet_train": -1, "nnUNetv2_train": -1}
+	"transformers-cli": 1, "transformers": 1, "nnUNet_train": -1, "nnUNetv2_train": -1, "ns-train": -1}
 
 // consoleModules are console scripts run as python modules, by module:
 // python -m torchtune._cli.tune run ... is tune run ....
@@ -1248,8 +1248,9 @@ var buildTools = set("make", "gmake", "just", "invoke", "inv", "task", "ninja", 
 var consoleModel = map[string]string{"nnunet_train": "nnunet", "nnunetv2_train": "nnunet"}
 
 // positionalModel are the console scripts whose first argument after the
-// subcommand is the model (vllm serve MODEL, litgpt finetune_lora MODEL).
-var positionalModel = set("vllm", "litgpt", "sglang")
+// subcommand is the model (vllm serve MODEL, litgpt finetune_lora MODEL,
+// nerfstudio's ns-train nerfacto).
+var positionalModel = set("vllm", "litgpt", "sglang", "ns-train")
 
 // isSubcommand reports whether a word is a subcommand (train, serve,
 // finetune_lora) rather than an argument.

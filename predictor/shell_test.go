@@ -770,6 +770,10 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python scripts/pytorch_info_cuda.py`, `python scripts/smiles_preprocessing.py`, `python scripts/attentivefp.py`),
 			want:   Features{Launcher: "python", Program: "attentivefp.py", Model: "attentivefp", ModelFrom: "path"},
 		},
+		"nerfstudio's ns-train names its method first": {
+			script: sh(`ns-train nerfacto --data data/poster --max-num-iterations 3000 --pipeline.model.predict-normals True`),
+			want:   Features{Launcher: "python", Program: "ns-train", Model: "nerfacto", ModelFrom: "flag"},
+		},
 		"training, then evaluation of its checkpoint": {
 			script: sh(`bs=4096`, `python main.py --batch-size $bs --epochs 20`,
 				`for t in coco flickr; do python eval.py --task $t --vision-model facebook/dinov2-large --batch_size 32; done`),
