@@ -173,7 +173,7 @@ var (
 		"training", "trainer", "fine", "tuning", "finetuning", "finetuned", "pretrained", "pretrain", "tune",
 		"tuned", "sweep", "array", "example", "examples", "hello", "world", "tutorial", "template", "sample",
 		"samples", "check", "smoke", "quick", "fast", "slow", "full", "short", "long", "best", "last", "first",
-		"second", "final", "old", "real", "fixed", "save", "load", "and", "the", "for", "with", "from", "only",
+		"second", "final", "old", "real", "fixed", "save", "load", "and", "the", "for", "with", "from", "to", "only",
 		"home", "exam", "homework", "project", "proj", "thesis", "workspace", "work", "code", "core", "cluster",
 		"prepare", "preprocess", "process", "prep", "setup", "install", "env", "submit", "launcher", "wrapper",
 		"script", "scripts", "batch", "sbatch", "srun", "slurm", "hpc", "node", "nodes", "multinode", "multigpu",

@@ -57,6 +57,7 @@ func TestWorkloadWords(t *testing.T) {
 		{"trimWorkWords", trimWorkWords, map[string]string{
 			"segformer-training":       "segformer",
 			"MambaVision":              "MambaVision",
+			"video_to_3dgs":            "3dgs",
 			"speech_training":          "",
 			"fine_tuning":              "",
 			"gcn_train":                "gcn",
