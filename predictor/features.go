@@ -410,9 +410,10 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			f.note("batch_size", "$"+name+" ("+f.From["batch_size"]+" is it × the GPUs)")
 		}
 	}
-	if f.BatchSize > 0 && f.GPUs > 1 && f.BatchKey != "" && !perGPUBatchFlag(f.BatchKey) {
+	if f.BatchSize > 0 && f.GPUs > 1 && f.BatchKey != "" && !perGPUBatchFlag(f.BatchKey) && !strings.Contains(f.From["batch_size"], " / ") {
 		// "# Batch-size will be splitted over all gpus": the script says
-		// its batch flag is the whole job's.
+		// its batch flag is the whole job's (where it was not divided
+		// already, as Ultralytics' batch= is).
 		if line := batchSplitSaid(text); line > 0 {
 			if per := f.BatchSize / float64(f.GPUs); per >= 1 && per == math.Trunc(per) {
 				f.BatchSize = per
@@ -638,8 +639,8 @@ func stemStandIn(f Features) bool {
 
 // batchSplit is what a comment or a logged message says of a batch its
 // program divides among the job's GPUs: "split over all gpus", "divided
-// across GPUs".
-var batchSplit = regexp.MustCompile(`\b(split|splitted|divided|distributed|sharded)( evenly)? (over|across|among|between) (all |the )?(\w+ )?(gpus|devices|ranks|processes|workers)\b`)
+// across GPUs", "the total over both GPUs".
+var batchSplit = regexp.MustCompile(`\b((split|splitted|divided|distributed|sharded)( evenly)?|total|summed) (over|across|among|between|for|of) (all |both |the )?(\w+ )?(gpus|devices|ranks|processes|workers)\b`)
 
 // batchSplitSaid returns the line of a script's comment or echo that says
 // its batch is divided among the GPUs, or 0.
@@ -1061,6 +1062,12 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		}
 		f.Program = name
 		f = finishCommand(argFeatures(f, args, l), l, "", workdir, env)
+		if n := ultralyticsDevices(name, args); n > 1 && f.BatchSize >= float64(n) && math.Mod(f.BatchSize, float64(n)) == 0 {
+			// yolo detect train batch=16 device=0,1,2,3: Ultralytics splits
+			// the batch over the devices it lists.
+			f.BatchSize /= float64(n)
+			f.note("batch_size", f.From["batch_size"]+" / device="+strconv.Itoa(n)+" GPUs")
+		}
 		if f.ModelFrom == "path" || f.ModelFrom == "program" {
 			// The console script's own name says nothing of the model.
 			f.Model, f.ModelFrom = "", ""
@@ -1237,6 +1244,27 @@ func subcommandModel(args []string) string {
 		return ""
 	}
 	return rest
+}
+
+// ultralyticsDevices returns how many GPUs the yolo console script's
+// device=0,1,2,3 lists, or 0 for another program or no list.
+func ultralyticsDevices(program string, args []string) int {
+	if program != "yolo" && !strings.HasPrefix(program, "yolo ") {
+		return 0
+	}
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "device="); ok && !unexpanded(v) {
+			n := 0
+			for _, d := range strings.Split(strings.Trim(v, "[]'\""), ",") {
+				if !isDigits(strings.TrimSpace(d)) {
+					return 0
+				}
+				n++
+			}
+			return n
+		}
+	}
+	return 0
 }
 
 // buildTools run a project's tasks by name (make train): what they run is

@@ -770,6 +770,11 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python scripts/pytorch_info_cuda.py`, `python scripts/smiles_preprocessing.py`, `python scripts/attentivefp.py`),
 			want:   Features{Launcher: "python", Program: "attentivefp.py", Model: "attentivefp", ModelFrom: "path"},
 		},
+		"Ultralytics' batch= is split over the devices listed": {
+			script: sh(`#SBATCH --gpus-per-node=4`, `# batch is the total over the 4 devices`, `yolo detect train model=yolov8s.pt data=caltech.yaml batch=16 device=0,1,2,3 epochs=4`),
+			want: Features{Launcher: "python", Program: "yolo detect train", Model: "yolov8s", ModelFrom: "flag", BatchSize: 4, Epochs: 4,
+				GPUs: 4},
+		},
 		"nerfstudio's ns-train names its method first": {
 			script: sh(`ns-train nerfacto --data data/poster --max-num-iterations 3000 --pipeline.model.predict-normals True`),
 			want:   Features{Launcher: "python", Program: "ns-train", Model: "nerfacto", ModelFrom: "flag"},
