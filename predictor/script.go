@@ -248,8 +248,11 @@ func parseScript(text string, args, env []string, over []Option, files map[strin
 		s.Sbatch, s.Features, s.Files = job.Sbatch, job.Features, job.Files
 		s.Features.shiftLines(sub.bodyLine)
 		src := "the job sbatch is given on its standard input"
-		if sub.file != "" {
+		switch {
+		case sub.file != "":
 			src = "the job script " + sub.file + " it writes and hands sbatch"
+		case sub.wrap:
+			src = "the command sbatch --wrap runs"
 		}
 		if sub.line > 0 {
 			src = "line " + strconv.FormatUint(uint64(sub.line), 10) + ": " + src

@@ -268,6 +268,8 @@ func TestSubmittedOnStdin(t *testing.T) {
 		{"a job script it writes, then hands sbatch with its options", "#!/bin/bash\nMODEL=gpt2-xl\ncat > $HOME/jobs/sft.sbatch <<EOT\n" +
 			fmt.Sprintf(job, "$MODEL", "8") + "EOT\nchmod +x $HOME/jobs/sft.sbatch\nsbatch -N 1 $HOME/jobs/sft.sbatch\n",
 			"gpt2-xl", 8, 2, "", "line 11: the job script ${HOME}/jobs/sft.sbatch it writes and hands sbatch"},
+		{"sbatch --wrap: the command is the job, its standard input unread", "sbatch -N 1 --gres=gpu:a100:4 --wrap 'python train.py --model_name_or_path gpt2 --per_device_train_batch_size 4' <<EOT\n" +
+			fmt.Sprintf(job, "t5-base", "8") + "EOT\n", "gpt2", 4, 4, "a100", "line 1: the command sbatch --wrap runs"},
 		{"and its arguments", "cat > run.sh <<'EOT'\n" + fmt.Sprintf(job, "$1", "$2") + "EOT\nsbatch run.sh t5-base 16\n",
 			"t5-base", 16, 4, "", "line 8: the job script run.sh it writes and hands sbatch"},
 	}
@@ -291,7 +293,6 @@ func TestSubmittedOnStdin(t *testing.T) {
 	for name, script := range map[string]string{
 		"a header of its own":       "#!/bin/bash\n#SBATCH --gres=gpu:1\npython a.py --model_name_or_path bert-base-uncased\nsbatch <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
 		"a script named":            "sbatch next.sh <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
-		"--wrap":                    "sbatch --wrap 'python b.py' <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
 		"another program's heredoc": "python - <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
 	} {
 		if f := ParseScript(script).Features; f.Model == "gpt2" || f.From["script"] != "" {

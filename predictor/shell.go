@@ -148,6 +148,8 @@ type submission struct {
 	// the arguments it gave it ("": a job on sbatch's standard input).
 	file string
 	args []string
+	// wrap says the job is the command sbatch --wrap was given.
+	wrap bool
 }
 
 func newShellReader(emit func(command)) *shellReader {
@@ -803,8 +805,15 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 		r.readText(code, words[:prog])
 		return
 	}
-	if opts, script, args, ok := sbatchSubmission(words); ok {
-		if script != "" {
+	if opts, script, wrap, args, ok := sbatchSubmission(words); ok {
+		if wrap != "" && r.submitted == nil && !unexpanded(wrap) {
+			// sbatch --gpus-per-node=h100:4 --wrap="bash -lc '...'": sbatch
+			// writes the job's script, the command under sh.
+			r.submitted = &submission{text: "#!/bin/sh\n" + wrap + "\n", opts: opts, wrap: true}
+			if r.nested == 0 && !r.noLines {
+				r.submitted.line = r.line
+			}
+		} else if script != "" {
 			// A job script the script wrote itself (cat > job.sbatch
 			// <<EOF ... EOF; sbatch job.sbatch); one it did not write is
 			// not shown.
@@ -1810,27 +1819,35 @@ var sbatchFlags = set("--parsable", "--wait", "-W", "--exclusive", "--requeue", 
 	"--kill-on-invalid-dep")
 
 // sbatchSubmission reports whether a command is sbatch given a job
-// script (no --wrap), with the options it is given: the script named
-// (and its arguments), or "" where sbatch reads it from standard input.
-func sbatchSubmission(words []string) (opts []Option, script string, args []string, ok bool) {
+// script, with the options it is given: the script named (and its
+// arguments), the command --wrap gives, or neither where sbatch reads the
+// script from standard input.
+func sbatchSubmission(words []string) (opts []Option, script, wrap string, args []string, ok bool) {
 	i := 0
 	for i < len(words) && strings.Contains(words[i], "=") && isIdent(words[i][:strings.IndexByte(words[i], '=')]) {
 		i++ // VAR=value sbatch ...
 	}
 	if i >= len(words) || path.Base(words[i]) != "sbatch" {
-		return nil, "", nil, false
+		return nil, "", "", nil, false
 	}
 	for i++; i < len(words); i++ {
 		w := words[i]
 		switch {
 		case w == "--":
-			return nil, "", nil, false
+			return nil, "", "", nil, false
 		case w == "-":
-			return nil, "", nil, false
+			return nil, "", "", nil, false
+		case !strings.HasPrefix(w, "-") && wrap == "":
+			return canonicalKeys(opts), w, "", words[i+1:], true // the job's script, named
 		case !strings.HasPrefix(w, "-"):
-			return canonicalKeys(opts), w, words[i+1:], true // the job's script, named
+			return nil, "", "", nil, false // a script and --wrap: sbatch refuses
+		case w == "--wrap" && i+1 < len(words):
+			wrap = words[i+1]
+			i++
+		case strings.HasPrefix(w, "--wrap="):
+			wrap = strings.TrimPrefix(w, "--wrap=")
 		case strings.HasPrefix(w, "--wrap"):
-			return nil, "", nil, false
+			return nil, "", "", nil, false
 		case sbatchFlags[w]:
 			opts = append(opts, Option{Key: w})
 		case strings.Contains(w, "=") && (strings.HasPrefix(w, "--") || len(w) > 2 && w[2] == '='):
@@ -1845,7 +1862,7 @@ func sbatchSubmission(words []string) (opts []Option, script string, args []stri
 			opts = append(opts, Option{Key: w})
 		}
 	}
-	return canonicalKeys(opts), "", nil, true
+	return canonicalKeys(opts), "", wrap, nil, true
 }
 
 // shellProgram reports whether a command is a shell reading its commands
