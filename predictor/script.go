@@ -237,9 +237,11 @@ func parseScript(text string, args, env []string, over []Option, files map[strin
 	if len(wanted) > 0 {
 		s.Files = wanted
 	}
-	if follow && !own && sub != nil {
+	if follow && !own && sub != nil && !(sub.unseen && s.Features.Program != "") {
 		// The job a submitter hands sbatch runs with the environment the
-		// submitter was given.
+		// submitter was given. (A job that runs its own training, then
+		// submits a script it did not write, its next stage, is read as
+		// itself.)
 		args := []string{}
 		if sub.args != nil {
 			args = sub.args
@@ -249,6 +251,8 @@ func parseScript(text string, args, env []string, over []Option, files map[strin
 		s.Features.shiftLines(sub.bodyLine)
 		src := "the job sbatch is given on its standard input"
 		switch {
+		case sub.unseen:
+			src = "the options sbatch is given with the job script " + sub.file
 		case sub.file != "":
 			src = "the job script " + sub.file + " it writes and hands sbatch"
 		case sub.wrap:

@@ -270,6 +270,10 @@ func TestSubmittedOnStdin(t *testing.T) {
 			"gpt2-xl", 8, 2, "", "line 11: the job script ${HOME}/jobs/sft.sbatch it writes and hands sbatch"},
 		{"sbatch --wrap: the command is the job, its standard input unread", "sbatch -N 1 --gres=gpu:a100:4 --wrap 'python train.py --model_name_or_path gpt2 --per_device_train_batch_size 4' <<EOT\n" +
 			fmt.Sprintf(job, "t5-base", "8") + "EOT\n", "gpt2", 4, 4, "a100", "line 1: the command sbatch --wrap runs"},
+		{"a job script it did not write: only sbatch's options are known", "#!/bin/bash\nGPUS=2\nJOB_ID=$(sbatch --job-name=ldm-train --gres=gpu:a100:\"$GPUS\" scripts/train.slurm -b cfg.yaml | awk '{print $4}')\n",
+			"ldm", 0, 2, "a100", "line 3: the options sbatch is given with the job script scripts/train.slurm"},
+		{"a script named, its standard input unread", "sbatch next.sh <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
+			"", 0, 0, "", "line 1: the options sbatch is given with the job script next.sh"},
 		{"and its arguments", "cat > run.sh <<'EOT'\n" + fmt.Sprintf(job, "$1", "$2") + "EOT\nsbatch run.sh t5-base 16\n",
 			"t5-base", 16, 4, "", "line 8: the job script run.sh it writes and hands sbatch"},
 	}
@@ -292,12 +296,15 @@ func TestSubmittedOnStdin(t *testing.T) {
 	}
 	for name, script := range map[string]string{
 		"a header of its own":       "#!/bin/bash\n#SBATCH --gres=gpu:1\npython a.py --model_name_or_path bert-base-uncased\nsbatch <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
-		"a script named":            "sbatch next.sh <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
 		"another program's heredoc": "python - <<EOT\n" + fmt.Sprintf(job, "gpt2", "4") + "EOT\n",
 	} {
 		if f := ParseScript(script).Features; f.Model == "gpt2" || f.From["script"] != "" {
 			t.Errorf("%s: read the heredoc as the job: model %q, script from %q", name, f.Model, f.From["script"])
 		}
+	}
+	chained := "#!/bin/bash\npython train.py --model_name_or_path gpt2-xl\nsbatch --dependency=afterok:$SLURM_JOB_ID next_stage.sh\n"
+	if f := ParseScript(chained).Features; f.Model != "gpt2-xl" || f.From["script"] != "" {
+		t.Errorf("a job that trains, then submits the next stage, is read as itself: model %q, script from %q", f.Model, f.From["script"])
 	}
 	twice := "sbatch <<'A'\n#!/bin/bash\nsbatch <<B\n" + fmt.Sprintf(job, "gpt2", "4") + "B\nA\n"
 	if f := ParseScript(twice).Features; f.Model != "" || f.From["script"] == "" {

@@ -148,8 +148,10 @@ type submission struct {
 	// the arguments it gave it ("": a job on sbatch's standard input).
 	file string
 	args []string
-	// wrap says the job is the command sbatch --wrap was given.
-	wrap bool
+	// wrap says the job is the command sbatch --wrap was given; unseen
+	// that the job script named is not one the script wrote, so only
+	// sbatch's options are known of it.
+	wrap, unseen bool
 }
 
 func newShellReader(emit func(command)) *shellReader {
@@ -817,8 +819,11 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 			// A job script the script wrote itself (cat > job.sbatch
 			// <<EOF ... EOF; sbatch job.sbatch); one it did not write is
 			// not shown.
-			if text, ok := r.files[script]; ok && r.submitted == nil {
-				r.submitted = &submission{text: text, opts: opts, args: slices.Clip(args), file: script}
+			if r.submitted == nil {
+				// One it did not write is not shown: its header is what
+				// sbatch is given (sbatch --gres=gpu:4 scripts/train.slurm).
+				text, written := r.files[script]
+				r.submitted = &submission{text: text, opts: opts, args: slices.Clip(args), file: script, unseen: !written}
 				if r.nested == 0 && !r.noLines {
 					r.submitted.line = r.line
 				}
