@@ -168,10 +168,13 @@ func familyOf(m string) string {
 func commentWork(text string) (string, uint) {
 	var work string
 	var at uint
-	n := uint(0)
 	cont := false
+	var lines []string
 	for line := range scriptLines(text) {
-		n++
+		lines = append(lines, line)
+	}
+	for i, line := range lines {
+		n := uint(i + 1)
 		prose, ok := commentProse(line)
 		if !ok {
 			prose, ok = echoProse(line)
@@ -181,7 +184,11 @@ func commentWork(text string) (string, uint) {
 		if !ok || was {
 			continue
 		}
-		w := proseWork(strings.Fields(prose))
+		// A name at the end of a line ends its frame only where the
+		// prose ends there too, not where the next comment line goes on
+		// with its sentence ("... dual-discriminator\n# architecture").
+		ends := i+1 == len(lines) || !proseGoesOn(lines[i+1])
+		w := proseWork(strings.Fields(prose), ends)
 		switch {
 		case w == "":
 		case work == "":
@@ -193,8 +200,20 @@ func commentWork(text string) (string, uint) {
 	return work, at
 }
 
-// proseWork is the name one line of prose says is trained, or "".
-func proseWork(words []string) string {
+// proseGoesOn reports whether a line is a comment going on with the
+// sentence of the line before it: its prose starts in lower case.
+func proseGoesOn(line string) bool {
+	t := strings.TrimSpace(line)
+	if !strings.HasPrefix(t, "#") || strings.HasPrefix(t, "#SBATCH") {
+		return false
+	}
+	t = strings.TrimSpace(strings.TrimLeft(t, "#"))
+	return t != "" && unicode.IsLower([]rune(t)[0])
+}
+
+// proseWork is the name one line of prose says is trained, or ""; ends
+// says the prose ends with the line.
+func proseWork(words []string, ends bool) string {
 	for i, w := range words {
 		lw := strings.ToLower(w)
 		if trainVerbs[lw] && i+1 < len(words) {
@@ -202,7 +221,7 @@ func proseWork(words []string) string {
 			for j < len(words) && proseArticles[strings.ToLower(words[j])] {
 				j++
 			}
-			if j < len(words) && (j+1 == len(words) || proseAfter[strings.ToLower(words[j+1])]) {
+			if j < len(words) && (j+1 == len(words) && ends || j+1 < len(words) && proseAfter[strings.ToLower(words[j+1])]) {
 				if name := workName(words[j]); name != "" {
 					return name
 				}
@@ -210,10 +229,10 @@ func proseWork(words []string) string {
 		}
 		if trainNouns[lw] && i > 0 {
 			j := i - 1
-			if lw := strings.ToLower(words[j]); (lw == "model" || lw == "network") && j > 0 {
-				j-- // "MINT+ model training"
+			if roleWords[strings.ToLower(words[j])] && j > 0 {
+				j-- // "MINT+ model training", "KGSAGE generator training"
 			}
-			if i+1 < len(words) && !proseAfter[strings.ToLower(words[i+1])] {
+			if i+1 < len(words) && !proseAfter[strings.ToLower(words[i+1])] || i+1 == len(words) && !ends {
 				continue
 			}
 			if name := workName(words[j]); name != "" {
@@ -263,6 +282,9 @@ var (
 	// proseAfter may follow the name in a frame: "fine-tune X on ...",
 	// "X training with ...".
 	proseAfter = set("on", "with", "for", "using", "in", "from", "to", "at", "of", "via", "—", "–", "-", "(")
+	// roleWords say what part a name plays: "MINT+ model training".
+	roleWords = set("model", "network", "generator", "discriminator", "classifier", "encoder", "decoder", "detector",
+		"policy", "agent", "backbone")
 	// proseArticles may stand between a verb and its object.
 	proseArticles = set("the", "a", "an", "our", "my", "of")
 	// notWorks are the words prose puts where a name could be that name

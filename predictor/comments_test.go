@@ -78,6 +78,8 @@ func TestCommentWork(t *testing.T) {
 		{"the model before the noun", "# SLURM batch script for MINT+ model training on HPC4\n", "mint+", 1},
 		{"a camel-case name at the end", "# Phase 1: domain-adaptive pre-training of SimMIM\n", "simmim", 1},
 		{"a logged message", "echo \"lilyBERT training — 4 GPUs\"\n", "lilybert", 1},
+		{"a name and the part it plays", "# KGSAGE generator training on a GPU node: Phase 1\n", "kgsage", 1},
+		{"a frame the next line goes on with", "# Phase 2 (Adversarial Generator Training, dual-discriminator\n# architecture, LP-free).\n", "", 0},
 		{"a plain word is no name", "# Avvio training on 4 GPUs\n# Distributed training with DeepSpeed\n", "", 0},
 		{"methods and scales are no names", "# Multi-node training for 2 days\n# QLoRA fine-tuning of the adapter\n# 1-GPU training\n", "", 0},
 		{"a data set is no name", "# Train on STL-10\n# STL-10 training from scratch\n", "", 0},
