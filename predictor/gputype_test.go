@@ -19,6 +19,7 @@ func TestReadGPUNames(t *testing.T) {
 		"dgxh100":             {n("h100", 0)},
 		"amd_a100nv_8":        {n("a100", 0)},
 		"dgx":                 nil,
+		"GH (Grace-Hopper)":   {n("gh200", 0)},
 		"l40sq":               {n("l40s", 0)},
 		"t4v2":                {n("t4", 0)},
 		"public&1v100":        {n("v100", 0)},
