@@ -21,19 +21,8 @@ import (
 func commentModel(text string) (string, uint) {
 	var model string
 	var at uint
-	n := uint(0)
-	cont := false // the comment before ended in a backslash: code goes on
-	for line := range scriptLines(text) {
-		n++
-		prose, ok := commentProse(line)
-		if !ok {
-			prose, ok = echoProse(line)
-		}
-		was := cont
-		cont = strings.HasSuffix(strings.TrimSpace(line), "\\")
-		if !ok || was {
-			continue
-		}
+	for _, p := range proseLines(text) {
+		n, prose := p.n, p.text
 		m := familyModel(prose)
 		if !namesAModel(m) || familyOf(m) == "" || !validModel(m) {
 			continue
@@ -168,13 +157,42 @@ func familyOf(m string) string {
 func commentWork(text string) (string, uint) {
 	var work string
 	var at uint
-	cont := false
-	var lines []string
-	for line := range scriptLines(text) {
-		lines = append(lines, line)
+	for _, p := range proseLines(text) {
+		// A name at the end of a line ends its frame only where the
+		// prose ends there too, not where the next comment line goes on
+		// with its sentence ("... dual-discriminator\n# architecture").
+		w := proseWork(strings.Fields(p.text), !p.goesOn)
+		switch {
+		case w == "":
+		case work == "":
+			work, at = w, p.n
+		case w != work:
+			return "", 0 // two works named: a list, a comparison
+		}
 	}
-	for i, line := range lines {
-		n := uint(i + 1)
+	return work, at
+}
+
+// proseLine is a line of a script's prose: a descriptive comment's words
+// or a logged message's (commentProse, echoProse).
+type proseLine struct {
+	n      uint   // its line
+	text   string // its prose
+	goesOn bool   // the next line is a comment going on with its sentence
+}
+
+// proseLines returns the lines of text that are prose, in order; not a
+// comment after one that ended in a backslash (code goes on there).
+func proseLines(text string) []proseLine {
+	var out []proseLine
+	var prev *proseLine // the line before, where it was prose
+	cont := false
+	n := uint(0)
+	for line := range scriptLines(text) {
+		n++
+		if prev != nil && prev.n == n-1 {
+			prev.goesOn = proseGoesOn(line)
+		}
 		prose, ok := commentProse(line)
 		if !ok {
 			prose, ok = echoProse(line)
@@ -184,20 +202,10 @@ func commentWork(text string) (string, uint) {
 		if !ok || was {
 			continue
 		}
-		// A name at the end of a line ends its frame only where the
-		// prose ends there too, not where the next comment line goes on
-		// with its sentence ("... dual-discriminator\n# architecture").
-		ends := i+1 == len(lines) || !proseGoesOn(lines[i+1])
-		w := proseWork(strings.Fields(prose), ends)
-		switch {
-		case w == "":
-		case work == "":
-			work, at = w, n
-		case w != work:
-			return "", 0 // two works named: a list, a comparison
-		}
+		out = append(out, proseLine{n: n, text: prose})
+		prev = &out[len(out)-1]
 	}
-	return work, at
+	return out
 }
 
 // proseGoesOn reports whether a line is a comment going on with the

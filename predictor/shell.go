@@ -1406,17 +1406,26 @@ func (r *shellReader) gpusOnNode(ss []*syntax.Stmt) (string, bool) {
 	return "", false
 }
 
-// whichProgram reads $(which NAME) and $(command -v NAME), which print
-// where the program NAME is: the word stands for NAME.
-func (r *shellReader) whichProgram(ss []*syntax.Stmt) (string, bool) {
+// soleCommand returns the words of a command substitution that is one
+// simple command, in the foreground, without assignments or redirections.
+func (r *shellReader) soleCommand(ss []*syntax.Stmt) ([]string, bool) {
 	if len(ss) != 1 || ss[0].Background || len(ss[0].Redirs) > 0 {
-		return "", false
+		return nil, false
 	}
 	c, ok := ss[0].Cmd.(*syntax.CallExpr)
 	if !ok || len(c.Assigns) > 0 {
+		return nil, false
+	}
+	return r.fields(c.Args), true
+}
+
+// whichProgram reads $(which NAME) and $(command -v NAME), which print
+// where the program NAME is: the word stands for NAME.
+func (r *shellReader) whichProgram(ss []*syntax.Stmt) (string, bool) {
+	words, ok := r.soleCommand(ss)
+	if !ok {
 		return "", false
 	}
-	words := r.fields(c.Args)
 	switch {
 	case len(words) == 2 && words[0] == "which",
 		len(words) == 3 && words[0] == "command" && words[1] == "-v":
@@ -1432,15 +1441,8 @@ func (r *shellReader) whichProgram(ss []*syntax.Stmt) (string, bool) {
 // resolvedPath reads $(realpath PATH) and $(readlink -f PATH), which print
 // PATH resolved: the word stands for PATH, the same file.
 func (r *shellReader) resolvedPath(ss []*syntax.Stmt) (string, bool) {
-	if len(ss) != 1 || ss[0].Background || len(ss[0].Redirs) > 0 {
-		return "", false
-	}
-	c, ok := ss[0].Cmd.(*syntax.CallExpr)
-	if !ok || len(c.Assigns) > 0 {
-		return "", false
-	}
-	words := r.fields(c.Args)
-	if len(words) < 2 {
+	words, ok := r.soleCommand(ss)
+	if !ok || len(words) < 2 {
 		return "", false
 	}
 	switch words[0] {
