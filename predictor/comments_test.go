@@ -2,11 +2,25 @@ package predictor
 
 import "testing"
 
+// proseCase is a script and the name a reader of its prose takes from it,
+// with the line it is on ("" and 0: none).
+type proseCase struct {
+	name, script, want string
+	line               uint
+}
+
+// runProseCases checks read, commentModel or commentWork, on cases.
+func runProseCases(t *testing.T, name string, read func(string) (string, uint), cases []proseCase) {
+	t.Helper()
+	for _, c := range cases {
+		if got, line := read(c.script); got != c.want || line != c.line {
+			t.Errorf("%s: %s = %q line %d, want %q line %d", c.name, name, got, line, c.want, c.line)
+		}
+	}
+}
+
 func TestCommentModel(t *testing.T) {
-	cases := []struct {
-		name, script, want string
-		line               uint
-	}{
+	runProseCases(t, "commentModel", commentModel, []proseCase{
 		{"prose names it", "#!/bin/bash\n#SBATCH --gres=gpu:1\n# LoRA fine-tune Qwen3-VL-2B. Wall limit is 6h\npython train.py\n", "qwen3-vl-2b", 3},
 		{"spelled with spaces", "# Fine-tune Llama 3.1 8B on Alpaca\n", "llama-3.1-8b", 1},
 		{"double hash", "## Train a YOLOv8m detector on the parcel dataset.\n", "yolov8m", 1},
@@ -34,13 +48,7 @@ func TestCommentModel(t *testing.T) {
 		{"a message with an expansion", "echo \"Fine-tuning Llama-2-7B on $DATA\"\n", "", 0},
 		{"a message written to a file", "echo 'Fine-tune Qwen2.5-7B' > notes.txt\n", "", 0},
 		{"a logged command", "echo \"python train.py --model gpt2-xl\"\n", "", 0},
-	}
-	for _, c := range cases {
-		m, line := commentModel(c.script)
-		if m != c.want || line != c.line {
-			t.Errorf("%s: commentModel = %q line %d, want %q line %d", c.name, m, line, c.want, c.line)
-		}
-	}
+	})
 }
 
 // TestCommentModelRank: a comment names the model only where the
@@ -69,10 +77,7 @@ func TestCommentModelRank(t *testing.T) {
 // family's, read only in a frame of training and only where it is written
 // as a name.
 func TestCommentWork(t *testing.T) {
-	cases := []struct {
-		name, script, want string
-		line               uint
-	}{
+	runProseCases(t, "commentWork", commentWork, []proseCase{
 		{"a verb before it, a preposition after", "#!/bin/bash\n# fine-tune cellpose-SAM on a TissueNet subset.\npython train.py\n", "cellpose-sam", 2},
 		{"its noun after it, after a title", "# SLURM job script — DeepLabV3+ training on RUGD\n", "deeplabv3+", 1},
 		{"the model before the noun", "# SLURM batch script for MINT+ model training on HPC4\n", "mint+", 1},
@@ -87,11 +92,5 @@ func TestCommentWork(t *testing.T) {
 		{"a verb's object followed by more than a name", "# Train DeepWiener models for each sky patch\n", "", 0},
 		{"two works named", "# DeepLabV3+ training\n# SegFormer-B2 training\n", "", 0},
 		{"code commented out", "# python train.py --model SimMIM-base\n", "", 0},
-	}
-	for _, c := range cases {
-		w, line := commentWork(c.script)
-		if w != c.want || line != c.line {
-			t.Errorf("%s: commentWork = %q line %d, want %q line %d", c.name, w, line, c.want, c.line)
-		}
-	}
+	})
 }
