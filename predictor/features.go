@@ -2204,6 +2204,7 @@ func validModel(m string) bool {
 	if m == "" || unexpanded(m) || isNumber(m) || notModels[m] || strings.HasPrefix(m, "python") || isCommitHash(m) ||
 		templateHole(m) || strings.Contains(strings.TrimRight(m, "+"), "+") || // joint+morph: a combination, no model's name (dimenet++ is one)
 		isBoolWord(m) || variantWords[m] || isSize(m) || // pretrained=False, model=small: a switch or a size, no model
+		dimensionWord(m) || // --model_type 3d: how many dimensions, no model
 		placeholder(path.Base(m)) {
 		return false
 	}
@@ -2452,15 +2453,15 @@ func familyModel(s string) string {
 		}
 		if fam == "" {
 			named := hasLetter(t) && !isSize(t) && len(t) > 2 && !genericPrograms[t] && !pathWords[t] && !jobWords[t] && !dateWord(t) &&
-				!stemWords[t] && !dataWords[t]
+				!stemWords[t] && !dataWords[t] && !pointVersion(t)
 			switch {
 			case sized != "" || !named:
 			case i+1 < len(toks) && isSize(toks[i+1]):
 				sized = t + "-" + toks[i+1]
 			case runInBillions(t) != "":
 				sized = runInBillions(t) // lora_medgemma27b.yaml: a name and its billions run together
-			case i+2 < len(toks) && versionTail(toks[i+1]) && isSize(toks[i+2]):
-				sized = t + "-" + toks[i+1] + "-" + toks[i+2] // bdc-1.0-100m
+			case i+2 < len(toks) && (versionTail(toks[i+1]) || pointVersion(toks[i+1])) && isSize(toks[i+2]):
+				sized = t + "-" + toks[i+1] + "-" + toks[i+2] // bdc-1.0-100m, apertus-1p5-8b
 			}
 			continue
 		}
@@ -2857,6 +2858,18 @@ func nameWords(m string) []string {
 // hasSize reports whether a model name already states its size (llama3-8b).
 func hasSize(m string) bool {
 	return slices.ContainsFunc(nameWords(m), isSize)
+}
+
+// dimensionWord reports whether a word says how many dimensions: 1d, 2d, 3d.
+func dimensionWord(w string) bool {
+	return len(w) == 2 && w[0] >= '1' && w[0] <= '4' && w[1] == 'd'
+}
+
+// pointVersion reports whether a word is a version written with a p for
+// its point, as file and job names write it: 1p5, 2p0.
+func pointVersion(w string) bool {
+	a, b, ok := strings.Cut(w, "p")
+	return ok && a != "" && b != "" && isDigits(a) && isDigits(b)
 }
 
 // sizedOrVariant reports whether model name m says its size or its

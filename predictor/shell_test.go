@@ -775,6 +775,15 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "python", Program: "yolo detect train", Model: "yolov8s", ModelFrom: "flag", BatchSize: 4, Epochs: 4,
 				GPUs: 4},
 		},
+		"a job named for its model, with a version written with a p": {
+			script: sh(`#SBATCH --job-name=apertus-1p5-8b`, `srun python pretrain_gpt.py --micro-batch-size 2`),
+			want: Features{Launcher: "srun", Program: "pretrain_gpt.py", Model: "apertus-1p5-8b", ModelFrom: "job_name", BatchSize: 2,
+				JobName: "apertus-1p5-8b"},
+		},
+		"a model type that is a count of dimensions names no model": {
+			script: sh(`python train.py --model_type 3d --batch_size 4`),
+			want:   Features{Launcher: "python", Program: "train.py", BatchSize: 4},
+		},
 		"nerfstudio's ns-train names its method first": {
 			script: sh(`ns-train nerfacto --data data/poster --max-num-iterations 3000 --pipeline.model.predict-normals True`),
 			want:   Features{Launcher: "python", Program: "ns-train", Model: "nerfacto", ModelFrom: "flag"},
