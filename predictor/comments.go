@@ -16,12 +16,12 @@ import (
 // commentWork reads the prose's own name for the work where it is no
 // family's ("# DeepLabV3+ training on RUGD"), a stand-in like a job's name.
 
-// commentModel returns the model the script's descriptive comments name,
-// with the line it is on, or "" when they name none or two.
-func commentModel(text string) (string, uint) {
+// commentModel returns the model a script's prose (proseLines) names,
+// with the line it is on, or "" when it names none or two.
+func commentModel(prose []proseLine) (string, uint) {
 	var model string
 	var at uint
-	for _, p := range proseLines(text) {
+	for _, p := range prose {
 		n, prose := p.n, p.text
 		m := familyModel(prose)
 		if !namesAModel(m) || familyOf(m) == "" || !validModel(m) {
@@ -154,10 +154,10 @@ func familyOf(m string) string {
 // followed by the end of the line or a word that goes on with it ("on
 // TissueNet", "with ...", a dash), never a method,
 // framework, machine, data set or a word any job uses.
-func commentWork(text string) (string, uint) {
+func commentWork(prose []proseLine) (string, uint) {
 	var work string
 	var at uint
-	for _, p := range proseLines(text) {
+	for _, p := range prose {
 		// A name at the end of a line ends its frame only where the
 		// prose ends there too, not where the next comment line goes on
 		// with its sentence ("... dual-discriminator\n# architecture").

@@ -9,11 +9,12 @@ type proseCase struct {
 	line               uint
 }
 
-// runProseCases checks read, commentModel or commentWork, on cases.
-func runProseCases(t *testing.T, name string, read func(string) (string, uint), cases []proseCase) {
+// runProseCases checks read, commentModel or commentWork, on the prose of
+// each case's script.
+func runProseCases(t *testing.T, name string, read func([]proseLine) (string, uint), cases []proseCase) {
 	t.Helper()
 	for _, c := range cases {
-		if got, line := read(c.script); got != c.want || line != c.line {
+		if got, line := read(proseLines(c.script)); got != c.want || line != c.line {
 			t.Errorf("%s: %s = %q line %d, want %q line %d", c.name, name, got, line, c.want, c.line)
 		}
 	}

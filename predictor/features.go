@@ -446,11 +446,21 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			f.note("model", jobNameSource)
 		}
 	}
+	// The script's prose, read once for the two readings below and only
+	// where one of them is made.
+	var prose []proseLine
+	proseRead := false
+	readProse := func() []proseLine {
+		if !proseRead {
+			prose, proseRead = proseLines(text), true
+		}
+		return prose
+	}
 	// A comment's prose names the model where nothing else does, or says
 	// which one a family word is: "# LoRA fine-tune Qwen3-VL-2B".
 	if weak := f.Model == "" || f.ModelFrom == "path" || bareFamily(f.Model); weak || !hasSize(f.Model) {
 		// (The comments are read only where they could say more.)
-		if m, line := commentModel(text); m != "" && (weak && !otherFamily(f, m) || sizes(m, f.Model)) {
+		if m, line := commentModel(readProse()); m != "" && (weak && !otherFamily(f, m) || sizes(m, f.Model)) {
 			f.Model, f.ModelFrom = m, "comment"
 			f.note("model", "comment, line "+strconv.FormatUint(uint64(line), 10))
 		}
@@ -459,7 +469,7 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 		// The prose names the work by a name no family's: "# Kronos
 		// finetuning", "# fine-tune cellpose-SAM on TissueNet". It stands
 		// in for the model, over a job's or a directory's name.
-		if w, line := commentWork(text); w != "" && w != f.Model && !slices.Contains(f.Unknown, "model") {
+		if w, line := commentWork(readProse()); w != "" && w != f.Model && !slices.Contains(f.Unknown, "model") {
 			f.Model, f.ModelFrom = w, "path"
 			f.note("model", "comment, line "+strconv.FormatUint(uint64(line), 10))
 		}
