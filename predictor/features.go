@@ -410,10 +410,10 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			f.note("batch_size", "$"+name+" ("+f.From["batch_size"]+" is it × the GPUs)")
 		}
 	}
-	if f.BatchSize > 0 && f.GPUs > 1 && f.BatchKey != "" && !perGPUBatchFlag(f.BatchKey) && !strings.Contains(f.From["batch_size"], " / ") {
+	if f.BatchSize > 0 && f.GPUs > 1 && f.BatchKey != "" && !perGPUBatchFlag(f.BatchKey) {
 		// "# Batch-size will be splitted over all gpus": the script says
-		// its batch flag is the whole job's (where it was not divided
-		// already, as Ultralytics' batch= is).
+		// its batch flag is the whole job's (a batch divided already, as
+		// Ultralytics' batch= is, has no BatchKey).
 		if line := batchSplitSaid(text); line > 0 {
 			if per := f.BatchSize / float64(f.GPUs); per >= 1 && per == math.Trunc(per) {
 				f.BatchSize = per
@@ -1075,7 +1075,8 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		if n := ultralyticsDevices(name, args); n > 1 && f.BatchSize >= float64(n) && math.Mod(f.BatchSize, float64(n)) == 0 {
 			// yolo detect train batch=16 device=0,1,2,3: Ultralytics splits
 			// the batch over the devices it lists.
-			f.BatchSize /= float64(n)
+			// The batch is no longer the flag's: BatchKey is cleared.
+			f.BatchSize, f.BatchKey = f.BatchSize/float64(n), ""
 			f.note("batch_size", f.From["batch_size"]+" / device="+strconv.Itoa(n)+" GPUs")
 		}
 		if f.ModelFrom == "path" || f.ModelFrom == "program" {
