@@ -1425,6 +1425,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 				// python bench.py train resnet56v1, run.sh qwen3-1.7b-sft_v2: a
 				// model named alone, or first in a run's name with its size.
 				posModel = m
+			} else if m := pathPositionalModel(a); posModel == "" && m != "" {
+				// train_eagle3.sh /home/me/models/Llama-3.1-8B-Instruct /data:
+				// a directory named for a model and its size.
+				posModel = m
 			}
 			continue
 		}
@@ -3429,6 +3433,30 @@ func dtypeWord(w string) string {
 // model id (org/name, the name a model's: a family or a size in it, no
 // file extension, the org no directory word): "facebook/esm2_t6_8m_ur50d",
 // or "".
+// pathPositionalModel reads the model of a positional argument that is a
+// path to a directory named for a model with its size, first in its name
+// (/scratch/me/models/Llama-3.1-8B-Instruct, ckpt/qwen2.5-7b-sft), or "":
+// a file's path (data, a config) names none, nor a family without a size.
+func pathPositionalModel(a string) string {
+	a = strings.TrimRight(a, "/")
+	if !strings.Contains(a, "/") || unexpanded(a) || hubID(strings.ToLower(a)) || path.Ext(path.Base(a)) != "" && !isVersionedName(path.Base(a)) {
+		return ""
+	}
+	base := strings.ToLower(path.Base(a))
+	m := familyModel(base)
+	if m == "" || !hasSize(m) || !strings.HasPrefix(strings.ReplaceAll(base, "_", "-"), m) {
+		return ""
+	}
+	return m
+}
+
+// isVersionedName reports whether a name's only dots are a version's or a
+// size's (qwen2.5-7b, llama-3.1-8b), not a file's extension.
+func isVersionedName(name string) bool {
+	ext := strings.TrimPrefix(path.Ext(name), ".")
+	return ext != "" && (isDigits(ext) || isSize(ext) || isDigits(strings.SplitN(strings.SplitN(ext, "-", 2)[0], "_", 2)[0]))
+}
+
 func positionalHFModel(a string) string {
 	if !looksLikeHFName(a) || unexpanded(a) {
 		return ""

@@ -227,6 +227,14 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python train.py data/train.jsonl`),
 			want:   Features{Launcher: "python", Program: "train.py"},
 		},
+		"a positional path to a directory named for a model and its size": {
+			script: sh(`bash train_eagle3.sh /home/me/models/Llama-3.1-8B-Instruct /home/me/dataset`),
+			want:   Features{Program: "train_eagle3.sh", Model: "llama-3.1-8b-instruct", ModelFrom: "flag"},
+		},
+		"a positional data file or a family's directory without a size names no model": {
+			script: sh(`python train.py /data/qwen2.5-7b-generations.jsonl outputs/llama`),
+			want:   Features{Launcher: "python", Program: "train.py"},
+		},
 		"CSC's singularity_wrapper runs the launch": {
 			script: sh(`#SBATCH --gres=gpu:v100:4`, `srun singularity_wrapper exec python train.py --model resnet50 --amp bf16`),
 			want: Features{Launcher: "srun", Program: "train.py", Model: "resnet50", ModelFrom: "flag", Precision: "bf16", GPUs: 4,
