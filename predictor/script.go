@@ -262,6 +262,10 @@ func parseScript(text string, args, env []string, over []Option, files map[strin
 			src = "line " + strconv.FormatUint(uint64(sub.line), 10) + ": " + src
 		}
 		s.Features.note("script", src)
+	} else if follow && args == nil && env == nil && (s.Features.Model == "" || s.Features.ModelFrom == "path") {
+		// A file read on its own: its comments' example of its submission
+		// may give it the model.
+		s = withUsage(s, orig, over, files, ast)
 	}
 	f := &s.Features
 	buf = append(buf[:0], "\x00model="...)
