@@ -29,7 +29,9 @@ type Features struct {
 	// --config llama3/8B_lora), "env" (MODEL_NAME and the like exported to
 	// the command), "job_name" (the #SBATCH job name names a model family),
 	// "program" (the program's file name does: finetune_llama2_7b.py),
-	// "comment" (a comment's prose does: # LoRA fine-tune Qwen3-VL-2B),
+	// "comment" (a comment's prose does: # LoRA fine-tune Qwen3-VL-2B; or,
+	// for a script read without its submission's arguments, the example of
+	// one its comments show: # Usage: sbatch train.sh Qwen/Qwen2.5-7B),
 	// "default" (the program's own default for its model option, read from
 	// the program's file: ParseScriptFiles),
 	// or "path" (nothing names it, so the name of the workload stands for
@@ -1306,6 +1308,34 @@ func isSubcommand(w string) bool {
 }
 
 // isConfigFile reports whether a word names a config file.
+// configUnder reports whether a flag not named for a config (nk, as
+// normFlag gives it) is given one: a YAML, JSON or TOML file in a
+// directory of configs (--fname configs/train/vitl16/k400.yaml, -f
+// conf/exp.yaml), where the flag says nothing of data, an evaluation or
+// another model.
+func configUnder(nk, v string) bool {
+	switch path.Ext(v) {
+	case ".yaml", ".yml", ".json", ".toml":
+	default:
+		return false
+	}
+	for _, w := range []string{"config", "cfg", "deepspeed", "ds", "data", "eval", "test", "task", "env", "out", "save", "log"} {
+		if strings.Contains(nk, w) {
+			return false
+		}
+	}
+	if besideModel(nk) || unexpanded(v) {
+		return false
+	}
+	for _, d := range strings.Split(strings.ToLower(path.Dir(v)), "/") {
+		switch d {
+		case "configs", "config", "conf", "cfg", "cfgs", "yamls", "recipes":
+			return true
+		}
+	}
+	return false
+}
+
 func isConfigFile(w string) bool {
 	switch path.Ext(w) {
 	case ".yaml", ".yml", ".json", ".toml", ".gin", ".cfg", ".py":
@@ -1583,6 +1613,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 		}
 		if !hasV {
 			continue
+		}
+		if configUnder(nk, v) {
+			nk = "config" // --fname configs/train/vitg16/droid.yaml: a config, under the program's own name for it
 		}
 		var num float64
 		isNum := false
@@ -2463,6 +2496,9 @@ func familyModel(s string) string {
 				break
 			} else if variantWords[rest] && len(rest) > 1 {
 				fam = m + "-" + rest // LlamaTiny, BertLarge: a variant run into its family
+				break
+			} else if patchFamilies[m] && patchVariant(rest) {
+				fam = m + "-" + rest // vitl16, dinov2_vitg14's vitg14: a ViT's size and patch run into its family
 				break
 			}
 		}

@@ -97,6 +97,9 @@ func TestFamilyModel(t *testing.T) {
 		"yolov8m_parcel":                              "yolov8m",
 		"configs/efficient_net_b4.yaml":               "efficientnet-b4", // a family written as two words
 		"conv_next_tiny":                              "convnext-tiny",
+		"configs/train/vitg16/droid-256px-8f.yaml":    "vit-g16", // a ViT's size and patch run into its name
+		"deits16_in1k":                                "deit-s16",
+		"opts8":                                       "",
 		"dense_net121":                                "densenet121",
 		"pres_net_small":                              "", // "res" must begin a word
 		"train_ZINC_270M_atomwise_LlamaTiny":          "llama-tiny",

@@ -775,6 +775,14 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "python", Program: "yolo detect train", Model: "yolov8s", ModelFrom: "flag", BatchSize: 4, Epochs: 4,
 				GPUs: 4},
 		},
+		"a config under the program's own flag, in a directory named for a ViT's size and patch": {
+			script: sh(`torchrun --standalone --nproc_per_node=8 app/main.py --fname configs/train/vitl16/k400-16x8x3.yaml`),
+			want:   Features{Launcher: "torchrun", Program: "main.py", Model: "vit-l16", ModelFrom: "config", GPUs: 8},
+		},
+		"a config under -f; a data flag's YAML is no config of the model": {
+			script: sh(`python main.py -f conf/llama2_7b.yaml --data configs/data/qwen2_7b.yaml`),
+			want:   Features{Launcher: "python", Program: "main.py", Model: "llama2-7b", ModelFrom: "config"},
+		},
 		"a job named for its model, with a version written with a p": {
 			script: sh(`#SBATCH --job-name=apertus-1p5-8b`, `srun python pretrain_gpt.py --micro-batch-size 2`),
 			want: Features{Launcher: "srun", Program: "pretrain_gpt.py", Model: "apertus-1p5-8b", ModelFrom: "job_name", BatchSize: 2,

@@ -114,6 +114,10 @@ func familyWord(t string) bool {
 	return false
 }
 
+// patchFamilies are the vision transformers whose size and patch are
+// written after their name (vitl16, deit_s16, dinov2_vitg14).
+var patchFamilies = set("vit", "deit", "beit", "dino", "dinov2", "clip", "siglip")
+
 // patchVariant reports whether a word is a vision transformer's size and
 // patch, as ViT, DiT and their kin name them: b16 (B/16), l14, s8, h14.
 func patchVariant(t string) bool {
