@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/augur-hpc/augur/predictor"
 )
@@ -306,9 +307,10 @@ func ScoreReading(file string, s predictor.Script, l Label, predict Predict) (r 
 	r.Outcomes["gpus"] = outcome(intString(l.GPUs), num(float64(f.GPUs)), strings.EqualFold)
 	r.Outcomes["gpu_type"] = outcome(l.GPUType, f.GPUType, SameGPUType)
 	r.Outcomes["precision"] = outcome(l.Precision, f.Precision, strings.EqualFold)
-	// A wrapper's word the person read as the model is one: Mamba, the
-	// architecture, beside mamba, conda's tool.
-	r.BadModel = f.Model != "" && WrapperOrVariable(f.Model) && (l.Model == nil || !SameModel(*l.Model, f.Model))
+	// A wrapper's word the person read as the model, or as a word of its
+	// name, is one: Mamba, the architecture ("mamba autoencoder"), beside
+	// mamba, conda's tool.
+	r.BadModel = f.Model != "" && WrapperOrVariable(f.Model) && (l.Model == nil || !SameModel(*l.Model, f.Model) && !nameWord(*l.Model, f.Model))
 	if predict != nil {
 		func() {
 			defer func() {
@@ -444,4 +446,12 @@ func FileKey(p string) string {
 // isDigits reports whether s is a non-empty run of ASCII digits.
 func isDigits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// nameWord reports whether w is one of the words of the model name m
+// ("mamba" of "mamba autoencoder", "mamba-2.8b"), case aside.
+func nameWord(m, w string) bool {
+	return slices.ContainsFunc(strings.FieldsFunc(m, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.'
+	}), func(x string) bool { return strings.EqualFold(x, w) })
 }

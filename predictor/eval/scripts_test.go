@@ -188,8 +188,10 @@ func TestFileKey(t *testing.T) {
 // the same word as the model (Mamba the architecture; mamba is conda's tool).
 func TestBadModelMamba(t *testing.T) {
 	dir := fstest.MapFS{
-		"labels.json":  {Data: []byte(`{"ssm.sbatch": {"model": "mamba", "model_source": "command"}, "other.sbatch": {}}`)},
+		"labels.json": {Data: []byte(`{"ssm.sbatch": {"model": "mamba", "model_source": "command"}, "other.sbatch": {},
+			"cfd.sbatch": {"model": "mamba autoencoder", "model_source": "comment"}}`)},
 		"ssm.sbatch":   {Data: []byte("#!/bin/bash\npython train.py --model_name mamba\n")},
+		"cfd.sbatch":   {Data: []byte("#!/bin/bash\n#SBATCH --job-name=mamba-cfd\n# a mamba autoencoder for flow fields\npython train.py\n")},
 		"other.sbatch": {Data: []byte("#!/bin/bash\n#SBATCH --job-name=mamba_run\npython train.py\n")},
 	}
 	rep, err := EvalScripts(dir, nil)
@@ -199,8 +201,11 @@ func TestBadModelMamba(t *testing.T) {
 	bad := map[string]bool{}
 	for _, r := range rep.Results {
 		bad[r.File] = r.BadModel
+		if r.File == "cfd.sbatch" && r.Features.Model != "mamba" {
+			t.Errorf("cfd.sbatch read %q, want the job name's mamba", r.Features.Model)
+		}
 	}
-	if bad["ssm.sbatch"] || !bad["other.sbatch"] {
+	if bad["ssm.sbatch"] || bad["cfd.sbatch"] || !bad["other.sbatch"] {
 		t.Errorf("bad models: %v; want other.sbatch's mamba only", bad)
 	}
 }
