@@ -60,7 +60,7 @@ func (g GPUName) Meet(o GPUName) (GPUName, bool) {
 // only) to its canonical type and, for the spellings that imply it, its
 // memory. Family names stand for the datacenter GPU of the family that
 // sites name their nodes after (pascal: P100, volta: V100, ampere: A100,
-// hopper: H100).
+// lovelace: L40S, hopper: H100, blackwell: B200).
 var gpuSpellings = map[string]GPUName{
 	"a100": {"a100", 0}, "ampere": {"a100", 0}, "a100l": {"a100", 80}, // Mila: the 80 GB A100s
 	"a10": {"a10", 0}, "a10g": {"a10", 24}, "a16": {"a16", 0}, "a30": {"a30", 0}, "a40": {"a40", 0},
@@ -70,9 +70,10 @@ var gpuSpellings = map[string]GPUName{
 	"h100": {"h100", 0}, "hopper": {"h100", 0}, "h200": {"h200", 0}, "h800": {"h800", 0}, "gh200": {"gh200", 0},
 	"gracehopper": {"gh200", 0}, // "Grace-Hopper", "Grace Hopper": NVIDIA's GH200 superchip
 	"b100":        {"b100", 0}, "b200": {"b200", 0}, "gb200": {"gb200", 0},
-	"l4": {"l4", 0}, "l40": {"l40", 0}, "l40s": {"l40s", 0},
-	"t4":   {"t4", 0},
-	"v100": {"v100", 0}, "volta": {"v100", 0}, "v100s": {"v100", 32}, "v100l": {"v100", 32},
+	"l4": {"l4", 0}, "l40": {"l40", 0}, "l40s": {"l40s", 0}, "lovelace": {"l40s", 0},
+	"blackwell": {"b200", 0},
+	"t4":        {"t4", 0},
+	"v100":      {"v100", 0}, "volta": {"v100", 0}, "v100s": {"v100", 32}, "v100l": {"v100", 32},
 	"p100": {"p100", 0}, "pascal": {"p100", 0}, "p40": {"p40", 0},
 	"k40": {"k40", 0}, "k80": {"k80", 0}, "m40": {"m40", 0}, "m60": {"m60", 0},
 	"rtx6000": {"rtx6000", 0}, "rtx8000": {"rtx8000", 0}, "rtx6k": {"rtx6000", 0}, "rtx8k": {"rtx8000", 0},

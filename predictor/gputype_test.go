@@ -50,6 +50,8 @@ func TestReadGPUNames(t *testing.T) {
 		"ampere":              {n("a100", 0)},
 		"h100":                {n("h100", 0)},
 		"hopper":              {n("h100", 0)},
+		"lovelace":            {n("l40s", 0)},
+		"gpu_blackwell":       {n("b200", 0)},
 		"h100nvl":             {n("h100", 0)},
 		"a40":                 {n("a40", 0)},
 		"a6000":               {n("a6000", 0)},
