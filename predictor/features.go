@@ -441,7 +441,7 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 	// Llama-2-13b); a family word alone (qwen-lora, granite_ft) names none,
 	// where one with its version (train_pi0) does; a generation alone
 	// (qwen1.5, llama3.1) does not.
-	if m := familyModel(f.JobName); namesAModel(m) {
+	if m := familyModel(withoutRunCounter(f.JobName)); namesAModel(m) {
 		weak := f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" || bareFamily(f.Model)
 		if weak && (f.ModelFrom != "program" || hasSize(m) && !hasSize(f.Model)) || sizes(m, f.Model) {
 			f.Model, f.ModelFrom = m, "job_name"
@@ -945,6 +945,28 @@ func perGPUBatchVar(vars map[string]shVar) (string, float64) {
 		}
 	}
 	return "", 0
+}
+
+// withoutRunCounter is a job's name without the run's counter it ends in
+// after a family word alone: train_bert_1 is bert's first run, gpt_0 a
+// GPT's; a version is written otherwise (llama-3, phi-1, qwen2_5).
+func withoutRunCounter(name string) string {
+	head, n, ok := cutLast(name, '_')
+	if !ok || n != "0" && n != "1" {
+		return name
+	}
+	if _, fam, ok := cutLast(head, '_'); ok && bareFamily(strings.ToLower(fam)) || bareFamily(strings.ToLower(head)) {
+		return head
+	}
+	return name
+}
+
+// cutLast cuts s around the last sep.
+func cutLast(s string, sep byte) (before, after string, found bool) {
+	if i := strings.LastIndexByte(s, sep); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, "", false
 }
 
 // positionalBatchVar returns the batch-named variable (BATCH_SIZE, BS)

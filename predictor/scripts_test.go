@@ -216,6 +216,16 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train.py", Model: "mistral", ModelFrom: "path", GPUs: 1,
 				JobName: "mistral_sweep"},
 		},
+		"a job named for a family and its run's counter": {
+			script: sh(`#SBATCH -J train_bert_1`, `#SBATCH --gpus=1`, `python train.py`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "bert", ModelFrom: "path", GPUs: 1,
+				JobName: "train_bert_1"},
+		},
+		"a job named for a family's version": {
+			script: sh(`#SBATCH -J sft_llama_3`, `#SBATCH --gpus=1`, `python train.py`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "llama-3", ModelFrom: "job_name", GPUs: 1,
+				JobName: "sft_llama_3"},
+		},
 		"a job named for a versioned model": {
 			script: sh(`#SBATCH -J train_sam2`, `#SBATCH --gpus=1`, `python train.py`),
 			want: Features{Launcher: "python", Program: "train.py", Model: "sam2", ModelFrom: "job_name", GPUs: 1,
