@@ -488,7 +488,13 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			f.Model, f.ModelFrom = w, "path"
 			f.note("model", jobNameSource)
 		}
-	} else if w := workloadName(f.JobName); f.ModelFrom == "path" && w != "" &&
+	} else if w := workloadName(f.JobName); f.ModelFrom == "path" && w != "" && len(w) > len(f.Model)+1 &&
+		strings.HasSuffix(w, f.Model) && !strings.ContainsAny(w, "-_.") && f.From["model"] != jobNameSource {
+		// finetune_bert/finetune.py in a job named FinetuneSwissBert: the
+		// job's word is the stand-in's, named more closely.
+		f.Model = w
+		f.note("model", jobNameSource)
+	} else if f.ModelFrom == "path" && w != "" &&
 		(strings.HasSuffix(f.Model, "_"+w) || strings.HasSuffix(f.Model, "-"+w)) {
 		// The job named spherenet runs in GRPN_adam_spherenet: the word the
 		// two share, the name's head, is the work's name (open_whisper is

@@ -216,6 +216,10 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train.py", Model: "mistral", ModelFrom: "path", GPUs: 1,
 				JobName: "mistral_sweep"},
 		},
+		"a job's name names the program directory's word more closely": {
+			script: sh(`#SBATCH --job-name=FinetuneSwissBert`, `python finetune_bert/finetune.py`),
+			want:   Features{Launcher: "python", Program: "finetune.py", Model: "swissbert", ModelFrom: "path", JobName: "FinetuneSwissBert"},
+		},
 		"a job named for a family and its run's counter": {
 			script: sh(`#SBATCH -J train_bert_1`, `#SBATCH --gpus=1`, `python train.py`),
 			want: Features{Launcher: "python", Program: "train.py", Model: "bert", ModelFrom: "path", GPUs: 1,
