@@ -2525,7 +2525,7 @@ func familyModel(s string) string {
 			} else if variantWords[rest] && len(rest) > 1 {
 				fam = m + "-" + rest // LlamaTiny, BertLarge: a variant run into its family
 				break
-			} else if patchFamilies[m] && patchVariant(rest) {
+			} else if patchedFamilies[m] && patchVariant(rest) {
 				fam = m + "-" + rest // vitl16, dinov2_vitg14's vitg14: a ViT's size and patch run into its family
 				break
 			}

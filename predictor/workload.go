@@ -114,10 +114,6 @@ func familyWord(t string) bool {
 	return false
 }
 
-// patchFamilies are the vision transformers whose size and patch are
-// written after their name (vitl16, deit_s16, dinov2_vitg14).
-var patchFamilies = set("vit", "deit", "beit", "dino", "dinov2", "clip", "siglip")
-
 // patchVariant reports whether a word is a vision transformer's size and
 // patch, as ViT, DiT and their kin name them: b16 (B/16), l14, s8, h14.
 func patchVariant(t string) bool {
@@ -262,7 +258,7 @@ func trimWorkWords(name string) string {
 	counter := func(s span) bool {
 		// a word of its own: Fold2 in OpenFold2Train is part of a name
 		w := strings.ToLower(name[s.from:s.to])
-		return (s.from == 0 || !camelBoundary(name, s.from)) && counterWord(w) && !isSize(w)
+		return (s.from == 0 || !camelBoundary(name, s.from)) && counterWord(w) && !isSize(w) && !familyWord(w) // t5 is T5
 	}
 	for k := len(words) - 2; k > 0; k-- {
 		// lofar_train_tridentnet: what is trained follows the word that

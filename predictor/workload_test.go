@@ -79,6 +79,7 @@ func TestWorkloadWords(t *testing.T) {
 			"se3_diffusion":            "se3_diffusion",
 			"t5_train":                 "t5",
 			"train_h5":                 "",
+			"train_t5":                 "t5",
 			"step4_tensor_parallel":    "tensor",
 			"gcn_f10":                  "gcn",
 			"playground":               "",
