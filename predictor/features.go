@@ -1868,7 +1868,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 				outModel, outFrom = m, k
 			}
 		case otherModel == "" && !dataFlag(nk) && !isNum && !strings.Contains(v, "/") && !strings.Contains(nk, "token") &&
-			!strings.Contains(nk, "bpe") && !strings.Contains(nk, "vocab") && !strings.Contains(nk, "teacher"):
+			!strings.Contains(nk, "bpe") && !strings.Contains(nk, "vocab") && !strings.Contains(nk, "teacher") && !templateFlag(nk):
 			if m := familyModel(v); m != "" && !bareFamily(m) && m == strings.ReplaceAll(strings.ToLower(v), "_", "-") {
 				otherModel, otherFrom = m, k
 			}
@@ -3413,6 +3413,16 @@ func modelDirFlag(nk string) bool {
 	return !besideModel(nk)
 }
 
+// templateFlag reports whether a flag names the chat or prompt template a
+// family's model is given its data in: LLaVA's --version llama3,
+// --chat_template qwen2, --conv_mode vicuna_v1, --prompt_format mistral.
+func templateFlag(nk string) bool {
+	if nk == "version" || nk == "conv_mode" || nk == "conv_template" {
+		return true
+	}
+	return strings.Contains(nk, "template") || strings.Contains(nk, "prompt") || strings.Contains(nk, "chat_format")
+}
+
 // familyFlag returns the model family a flag's name is about, when it
 // sizes one: bart of --bart_version, bert of --bert_size, t5 of --t5_type.
 func familyFlag(nk string) string {
@@ -3714,7 +3724,7 @@ func rawStem(program string) string {
 // stemWords are the other words of generic program names.
 var stemWords = set("model", "models", "video", "image", "images", "data", "network", "net", "all", "new", "final",
 	"single", "multi", "gpu", "gpus", "distributed", "dist", "local", "slurm", "cluster", "job", "jobs", "exp", "my", "arch",
-	"architecture")
+	"architecture", "mem") // mem: LLaVA's train_mem.py, its memory-saving attention
 
 // modelDirs hold a directory for each model a project has.
 var modelDirs = set("models", "archs", "architectures", "networks", "nets")

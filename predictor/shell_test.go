@@ -779,6 +779,10 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`torchrun --standalone --nproc_per_node=8 app/main.py --fname configs/train/vitl16/k400-16x8x3.yaml`),
 			want:   Features{Launcher: "torchrun", Program: "main.py", Model: "vit-l16", ModelFrom: "config", GPUs: 8},
 		},
+		"LLaVA's --version and a chat template name a family's template, not the model": {
+			script: sh(`deepspeed llava/train/train_mem.py --version llama3 --chat_template qwen2 --per_device_train_batch_size 8`),
+			want:   Features{Launcher: "deepspeed", Program: "train_mem.py", BatchSize: 8},
+		},
 		"a config under -f; a data flag's YAML is no config of the model": {
 			script: sh(`python main.py -f conf/llama2_7b.yaml --data configs/data/qwen2_7b.yaml`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "llama2-7b", ModelFrom: "config"},
