@@ -1977,6 +1977,13 @@ func argFeatures(f Features, args []string, l launch) Features {
 		f.Model, f.ModelFrom = otherModel, "flag"
 		f.note("model", otherFrom)
 	}
+	if f.ModelFrom == "flag" && sizeWord != "" && familyOf(f.Model) != "" && f.Model == familyModel(f.Model) &&
+		!hasSize(f.Model) && !hasVariant(f.Model) && !strings.Contains(f.Model, "/") {
+		// --model_name llama3 --model_size 70b: the family the program is
+		// given, and its size.
+		f.Model += "-" + sizeWord
+		f.note("model", f.From["model"]+" and "+sizeFrom+" "+sizeWord)
+	}
 	if depth != "" && depthFamilies[f.Model] {
 		// --model-name resnet --model-variant 50, --arch wrn --depth 28:
 		// a family of networks counted by depth, and its depth.
@@ -2264,7 +2271,7 @@ func placeholder(name string) bool {
 		}
 	}
 	switch n {
-	case "your", "changeme", "change_me", "todo", "placeholder", "fixme", "path_to":
+	case "your", "changeme", "change_me", "todo", "placeholder", "fixme", "path_to", "dummy":
 		return true
 	}
 	return false

@@ -865,6 +865,15 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`#SBATCH -N 4`, `srun -N ${SLURM_NNODES} -n 32 --gpus-per-task=1 --gpu-bind=closest python -u scripts/train.py`),
 			want:   Features{Launcher: "srun", Program: "train.py", GPUs: 32},
 		},
+		"a step's --gres is each node's; its --gpus the step's": {
+			script: sh(`#SBATCH --nodes=8`, `#SBATCH --ntasks-per-node=8`, `srun --container-image "$IMG" --gres=gpu:8 --mpi=pmix python run.py`,
+				`srun --gpus=4 python eval.py`),
+			want: Features{Launcher: "srun", Program: "run.py", GPUs: 64},
+		},
+		"a family under a model flag, its size under another": {
+			script: sh(`python run_pretrain.py --model_name llama3 --model_size 70b -a dummy -p dummy`),
+			want:   Features{Launcher: "python", Program: "run_pretrain.py", Model: "llama3-70b", ModelFrom: "flag"},
+		},
 		"one type in several memories": {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --constraint="(a100)&(gpu40g|gpu80g)"`, `uv run python train.py`),
 			want:   Features{Launcher: "python", Program: "train.py", GPUs: 1, GPUType: "a100"},
