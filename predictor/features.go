@@ -2544,6 +2544,9 @@ func familyModel(s string) string {
 			case sized != "" || !named:
 			case i+1 < len(toks) && isSize(toks[i+1]):
 				sized = t + "-" + toks[i+1]
+				if k := tokAt(toks, i+2); tunedKinds[k] || k == "beta" || k == "alpha" {
+					sized += "-" + k // zephyr-7b-beta
+				}
 			case runInBillions(t) != "":
 				sized = runInBillions(t) // lora_medgemma27b.yaml: a name and its billions run together
 			case i+2 < len(toks) && (versionTail(toks[i+1]) || pointVersion(toks[i+1])) && isSize(toks[i+2]):
@@ -2561,6 +2564,9 @@ func familyModel(s string) string {
 		if j < len(toks) && isDigits(toks[j]) && len(toks[j]) <= 2 {
 			if last := fam[len(fam)-1]; last >= '0' && last <= '9' {
 				fam += "." + toks[j] // torchtune's qwen2_5, llama3_1
+			} else if j+2 < len(toks) && len(toks[j]) == 1 && len(toks[j+1]) == 1 && isDigits(toks[j+1]) && isSize(toks[j+2]) {
+				fam += toks[j] + "." + toks[j+1] // qwen_2_5_7B: a version's two numbers, then the size
+				j++
 			} else {
 				fam += "-" + toks[j] // llama-2-7b
 			}
@@ -2595,8 +2601,8 @@ func familyModel(s string) string {
 		plain := fam // the family and its version, before any size or variant
 		if j < len(toks) && isSize(toks[j]) {
 			switch k := tokAt(toks, j+1); {
-			case tunedKinds[k]:
-				fam += "-" + toks[j] + "-" + k // llama-2-13b-chat, qwen2.5-7b-instruct
+			case tunedKinds[k] || k == "beta" || k == "alpha":
+				fam += "-" + toks[j] + "-" + k // llama-2-13b-chat, qwen2.5-7b-instruct, zephyr-7b-beta
 			case modelKinds[k]:
 				fam += "-" + k + "-" + toks[j] // Qwen25-7B-VL is qwen2.5-vl-7b, as Qwen names it
 			default:

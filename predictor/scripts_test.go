@@ -48,7 +48,7 @@ func TestWholeScripts(t *testing.T) {
 			script: sh(`source activate llm`, `cd $HOME/alignment-handbook`,
 				`ACCELERATE_LOG_LEVEL=info accelerate launch --config_file recipes/accelerate_configs/deepspeed_zero3.yaml \`,
 				`  scripts/run_sft.py recipes/zephyr-7b-beta/sft/config_full.yaml`),
-			want: Features{Launcher: "accelerate", Program: "run_sft.py", Model: "zephyr-7b", ModelFrom: "config", ZeROStage: 3},
+			want: Features{Launcher: "accelerate", Program: "run_sft.py", Model: "zephyr-7b-beta", ModelFrom: "config", ZeROStage: 3},
 		},
 		"functions with a launcher variable and a heredoc config": {
 			script: sh(`cat > cfg.yaml <<EOF`, `model: llama`, `EOF`,
@@ -89,7 +89,7 @@ func TestFamilyModel(t *testing.T) {
 		"examples/train_lora/llama3_lora_sft.yaml":    "llama3",
 		"llama3_1/8B_lora":                            "llama3.1-8b",
 		"config/train_gpt2.py":                        "gpt2",
-		"recipes/zephyr-7b-beta/sft/config_full.yaml": "zephyr-7b",
+		"recipes/zephyr-7b-beta/sft/config_full.yaml": "zephyr-7b-beta", // the release, beta, after the size
 		"ft-mistral-7b-run3":                          "mistral-7b",
 		"Llama-2-70b-chat":                            "llama-2-70b-chat",
 		"mixtral_8x7b_instruct":                       "mixtral-8x7b-instruct",
@@ -100,6 +100,8 @@ func TestFamilyModel(t *testing.T) {
 		"configs/train/vitg16/droid-256px-8f.yaml":    "vit-g16", // a ViT's size and patch run into its name
 		"deits16_in1k":                                "deit-s16",
 		"opts8":                                       "",
+		"guardian_models/qwen_2_5_7B_lora_7500.yaml":  "qwen2.5-7b", // a version's two numbers written apart
+		"llama_2_7b_chat":                             "llama-2-7b-chat",
 		"dense_net121":                                "densenet121",
 		"pres_net_small":                              "", // "res" must begin a word
 		"train_ZINC_270M_atomwise_LlamaTiny":          "llama-tiny",
