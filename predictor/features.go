@@ -3222,8 +3222,9 @@ func normModel(v string) string {
 		}
 		return ""
 	}
-	if head := checkpointHead(base); head != base {
-		// run1/model5_epoch71.pk1: a checkpoint file, no hub name.
+	if head := checkpointHead(base); head != base && !(hubID(v) && (path.Ext(base) == "" || isVersionedName(base))) {
+		// run1/model5_epoch71.pk1: a checkpoint file, no hub name (a hub
+		// id is the name its owner gave it: kaist-ai/...-sft-epoch1).
 		return head
 	}
 	if !strings.Contains(v, "/") {

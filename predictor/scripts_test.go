@@ -668,6 +668,11 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python unet.py --batch_size 16 --model_name run1/model5_epoch71.pk1`),
 			want:   Features{Launcher: "python", Program: "unet.py", Model: "unet", ModelFrom: "path", BatchSize: 16},
 		},
+		"a hub id is its owner's name for the model, an epoch in it too": {
+			script: sh(`SFT="kaist-ai/mpa-Mistral-7b-v0.2-hf-sft-epoch1"`, `deepspeed --module openrlhf.cli.train_ppo --pretrain $SFT --micro_train_batch_size 2`),
+			want: Features{Launcher: "deepspeed", Program: "openrlhf.cli.train_ppo", Model: "kaist-ai/mpa-mistral-7b-v0.2-hf-sft-epoch1",
+				ModelFrom: "flag", BatchSize: 2},
+		},
 		"a weights directory is no hub organisation": {
 			script: sh(`python train.py --pretrained weights/avak_b16.pt --batch-size 4`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "avak_b16", ModelFrom: "flag", BatchSize: 4},
