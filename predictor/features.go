@@ -1715,6 +1715,15 @@ func argFeatures(f Features, args []string, l launch) Features {
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
 			}
+		case nk == "model_id_with_origin_paths" && f.ModelFrom != "flag":
+			// DiffSynth-Studio's "Qwen/Qwen-Image-Edit-2511:transformer/*.safetensors,
+			// Qwen/Qwen-Image:text_encoder/...": the model trained is the
+			// first, its other parts after it.
+			id, _, _ := strings.Cut(strings.Split(v, ",")[0], ":")
+			if m := strings.ToLower(id); hubID(m) && validModel(m) {
+				f.Model, f.ModelFrom = m, "flag"
+				f.note("model", k)
+			}
 		case nk == "model_flavor":
 			flavor, flavorFrom = strings.ToLower(v), k
 		case loraRankFlags[nk] && isNum:

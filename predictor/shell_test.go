@@ -870,6 +870,13 @@ func TestFrameworkConventions(t *testing.T) {
 				`srun --gpus=4 python eval.py`),
 			want: Features{Launcher: "srun", Program: "run.py", GPUs: 64},
 		},
+		"DiffSynth-Studio names the model trained first among its parts": {
+			script: sh(`accelerate launch examples/qwen_image/model_training/train.py \`,
+				`  --model_id_with_origin_paths "Qwen/Qwen-Image-Edit-2511:transformer/diffusion_pytorch_model*.safetensors,Qwen/Qwen-Image:vae/diffusion_pytorch_model.safetensors" \`,
+				`  --lora_rank 32 --learning_rate 1e-4`),
+			want: Features{Launcher: "accelerate", Program: "train.py", Model: "qwen/qwen-image-edit-2511", ModelFrom: "flag",
+				Tuning: "lora", LoRARank: 32},
+		},
 		"a family under a model flag, its size under another": {
 			script: sh(`python run_pretrain.py --model_name llama3 --model_size 70b -a dummy -p dummy`),
 			want:   Features{Launcher: "python", Program: "run_pretrain.py", Model: "llama3-70b", ModelFrom: "flag"},
