@@ -2521,6 +2521,13 @@ func familyModel(s string) string {
 	if m := detectorIn(toks); m != "" {
 		return m
 	}
+	for i, t := range toks {
+		if t == "ldm" && i+2 < len(toks) && (toks[i+1] == "vq" || toks[i+1] == "kl") && isDigits(strings.TrimPrefix(toks[i+2], "f")) {
+			// latent-diffusion's configs (celebahq-ldm-vq-4.yaml,
+			// cin-ldm-vq-f8.yaml): an LDM by its first stage's kind and factor.
+			return "ldm-" + toks[i+1] + "-" + toks[i+2]
+		}
+	}
 	sized := "" // any name followed by a size, when no family is named: zephyr-7b, mymodel-350m
 	for i, t := range toks {
 		fam := ""

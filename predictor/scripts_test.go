@@ -85,32 +85,34 @@ func TestWholeScripts(t *testing.T) {
 
 func TestFamilyModel(t *testing.T) {
 	for in, want := range map[string]string{
-		"configs/llama2-7b.yaml":                      "llama2-7b",
-		"examples/train_lora/llama3_lora_sft.yaml":    "llama3",
-		"llama3_1/8B_lora":                            "llama3.1-8b",
-		"config/train_gpt2.py":                        "gpt2",
-		"recipes/zephyr-7b-beta/sft/config_full.yaml": "zephyr-7b-beta", // the release, beta, after the size
-		"ft-mistral-7b-run3":                          "mistral-7b",
-		"Llama-2-70b-chat":                            "llama-2-70b-chat",
-		"mixtral_8x7b_instruct":                       "mixtral-8x7b-instruct",
-		"resnet50_imagenet":                           "resnet50",
-		"yolov8m_parcel":                              "yolov8m",
-		"configs/efficient_net_b4.yaml":               "efficientnet-b4", // a family written as two words
-		"conv_next_tiny":                              "convnext-tiny",
-		"configs/train/vitg16/droid-256px-8f.yaml":    "vit-g16", // a ViT's size and patch run into its name
-		"deits16_in1k":                                "deit-s16",
-		"opts8":                                       "",
-		"guardian_models/qwen_2_5_7B_lora_7500.yaml":  "qwen2.5-7b", // a version's two numbers written apart
-		"llama_2_7b_chat":                             "llama-2-7b-chat",
-		"dense_net121":                                "densenet121",
-		"pres_net_small":                              "", // "res" must begin a word
-		"train_ZINC_270M_atomwise_LlamaTiny":          "llama-tiny",
-		"grpo-multi-node-14b":                         "",
-		"configs/vit_b16_extralong.yaml":              "vit-b16",
-		"BertLarge_squad":                             "bert-large",
-		"mymodel-350m":                                "mymodel-350m",
-		"recipes/llama-3/sft/config_70b_eng.yaml":     "llama-3-70b",
-		"recipes/llama-3/sft/config_8b_vs_70b.yaml":   "llama-3",
+		"configs/llama2-7b.yaml":                          "llama2-7b",
+		"examples/train_lora/llama3_lora_sft.yaml":        "llama3",
+		"llama3_1/8B_lora":                                "llama3.1-8b",
+		"config/train_gpt2.py":                            "gpt2",
+		"recipes/zephyr-7b-beta/sft/config_full.yaml":     "zephyr-7b-beta", // the release, beta, after the size
+		"ft-mistral-7b-run3":                              "mistral-7b",
+		"Llama-2-70b-chat":                                "llama-2-70b-chat",
+		"mixtral_8x7b_instruct":                           "mixtral-8x7b-instruct",
+		"resnet50_imagenet":                               "resnet50",
+		"yolov8m_parcel":                                  "yolov8m",
+		"configs/efficient_net_b4.yaml":                   "efficientnet-b4", // a family written as two words
+		"conv_next_tiny":                                  "convnext-tiny",
+		"configs/train/vitg16/droid-256px-8f.yaml":        "vit-g16", // a ViT's size and patch run into its name
+		"deits16_in1k":                                    "deit-s16",
+		"opts8":                                           "",
+		"guardian_models/qwen_2_5_7B_lora_7500.yaml":      "qwen2.5-7b", // a version's two numbers written apart
+		"llama_2_7b_chat":                                 "llama-2-7b-chat",
+		"configs/latent-diffusion/celebahq-ldm-vq-4.yaml": "ldm-vq-4", // an LDM by its first stage
+		"LDM_p/train_unet3d":                              "",
+		"dense_net121":                                    "densenet121",
+		"pres_net_small":                                  "", // "res" must begin a word
+		"train_ZINC_270M_atomwise_LlamaTiny":              "llama-tiny",
+		"grpo-multi-node-14b":                             "",
+		"configs/vit_b16_extralong.yaml":                  "vit-b16",
+		"BertLarge_squad":                                 "bert-large",
+		"mymodel-350m":                                    "mymodel-350m",
+		"recipes/llama-3/sft/config_70b_eng.yaml":         "llama-3-70b",
+		"recipes/llama-3/sft/config_8b_vs_70b.yaml":       "llama-3",
 		// A family's directory holding one of its models' directories.
 		"recipes/qwen/Qwen2.5-3B-Instruct/grpo/config_full.yaml": "qwen2.5-3b-instruct",
 		"t5x/examples/t5/t5-base/pretrain.gin":                   "t5-base",
