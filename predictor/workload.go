@@ -67,6 +67,17 @@ func workloadName(name string) string {
 		if !projectWord(t) || dataWords[t] {
 			continue
 		}
+		if f := tokAt(toks, i+1); familyWord(f) && projectWord(f) && !familyWord(t) && !archModifiers[t] && !wordFamilies[strings.TrimRight(f, "0123456789.")] {
+			// ct2d_unet, basestats_efficientnet, EEL5840_YOLO: a project's,
+			// a course's or a user's word before the family trained (where
+			// the word is no part of an architecture's name, as efficient
+			// is of EfficientViT, and the family's no English word, as
+			// algal-bloom's is).
+			if v := tokAt(toks, i+2); isSize(v) || versionWord(v) || patchVariant(v) {
+				return f + "-" + v
+			}
+			return f
+		}
 		if i+1 < len(toks) && (isSize(toks[i+1]) || versionWord(toks[i+1]) || variantWords[toks[i+1]] && len(toks[i+1]) > 1 ||
 			archWords[toks[i+1]] || patchVariant(toks[i+1]) || familyWord(toks[i+1])) {
 			return t + "-" + toks[i+1] // dino-v3, kat-tiny, crystal-gnn, jit-b16, efficient-vit
@@ -87,6 +98,18 @@ func workloadName(name string) string {
 	}
 	return ""
 }
+
+var (
+	// archModifiers are the words architectures' names put before a
+	// family's: EfficientViT, Wide-ResNet, MobileViT, DenseCLIP.
+	archModifiers = set("efficient", "wide", "mobile", "dense", "deformable", "tiny", "fast", "faster", "mask", "cascade",
+		"dual", "light", "squeeze", "shuffle", "conv", "point", "graph", "vision", "video", "audio", "speech", "music", "text",
+		"image", "long", "big", "deep", "mega", "micro", "nano", "mini", "open", "flash", "med", "bio", "sci", "code")
+	// wordFamilies are the families whose names are English words too:
+	// algal-bloom and 29dof-falcon name no LLM.
+	wordFamilies = set("opt", "bloom", "falcon", "phi", "yi", "flan", "ernie", "albert", "electra", "pegasus", "marian",
+		"granite", "mamba", "clip", "flux", "dino")
+)
 
 // dotWords reports whether a word of a name is words joined by dots, each
 // starting with a letter: en.gut, not qwen2.5 or 1.3b.

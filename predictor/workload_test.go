@@ -49,7 +49,11 @@ func TestWorkloadWords(t *testing.T) {
 			"your_job_name":              "",
 			"efficient_vit_run2":         "efficient-vit",
 			"cs231-proj-yolo":            "yolo",
-			"jdoe_vit_b16_ft":            "jdoe-vit",
+			"jdoe_vit_b16_ft":            "vit-b16",
+			"EEL5840_YOLO":               "yolo",
+			"basestats_efficientnet_aug": "efficientnet",
+			"algal-bloom":                "algal-bloom", // bloom is a word as well as an LLM's name
+			"wide_resnet50_cifar":        "wide-resnet50",
 			"ece5545_pest_yolov8_s":      "yolov8",
 			"mbart.en.gut.keywords":      "mbart",
 			"qwen2.5-sft":                "qwen2.5",
