@@ -179,10 +179,11 @@ var (
 		"per_gpu_batch_size", "micro_batch_size_per_gpu", "batch_size_per_device", "micro_bsz",
 		"device_train_microbatch_size", "local_micro_batch_size", "micro_train_batch_size", "batch_size_per_replica",
 		"batch_gpu", "images_per_gpu", "imgs_per_gpu", "samples_per_gpu", "batch_per_gpu", "batch_size_per_rank",
-		"ppo_micro_batch_size_per_gpu"} // the last verl's (actor, critic)
+		"ppo_micro_batch_size_per_gpu",                 // verl's (actor, critic)
+		"device_batch_size", "device_train_batch_size"} // nanochat's --device-batch-size
 	isPerGPUBatch = set(perGPUBatchFlags...)
 	batchFlags    = set(append([]string{"batch_size", "b", "bs", "bsize", "train_batch_size", "batch", "batchsize",
-		"train_bs", "batch_size_training", "bsz", "train_bsz", "local_batch_size",
+		"train_bs", "batch_size_training", "bsz", "train_bsz", "local_batch_size", "bz",
 		"max_sentences"}, // fairseq's sentences per GPU
 		perGPUBatchFlags...)...)
 	// evalBatchFlags give the batch of a job that only evaluates.

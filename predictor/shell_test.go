@@ -877,6 +877,14 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "accelerate", Program: "train.py", Model: "qwen/qwen-image-edit-2511", ModelFrom: "flag",
 				Tuning: "lora", LoRARank: 32},
 		},
+		"nanochat's --device-batch-size is each GPU's": {
+			script: sh(`#SBATCH --gres=gpu:4`, `torchrun --nproc_per_node=4 -m scripts.base_train --depth=26 --device-batch-size 8`),
+			want:   Features{Launcher: "torchrun", Program: "scripts.base_train", BatchSize: 8, GPUs: 4},
+		},
+		"bz is a batch's size": {
+			script: sh(`python main.py --model_name gpt2-medium --bz 16`),
+			want:   Features{Launcher: "python", Program: "main.py", Model: "gpt2-medium", ModelFrom: "flag", BatchSize: 16},
+		},
 		"a family under a model flag, its size under another": {
 			script: sh(`python run_pretrain.py --model_name llama3 --model_size 70b -a dummy -p dummy`),
 			want:   Features{Launcher: "python", Program: "run_pretrain.py", Model: "llama3-70b", ModelFrom: "flag"},
