@@ -170,7 +170,8 @@ var (
 		"pretrained_model_name_or_path", "model_type", "network", "net", "backbone", "model_path", "hf_model",
 		"init_from", "restore_from_path", "weights", "factory", "base_model", "pretrained", "hf_model_name",
 		"bert_model", "pretrained_model", "model_checkpoint", "base_model_name_or_path", "model_name_or_dir",
-		"model_type_or_path")
+		"model_type_or_path",
+		"amodel") // LAION-CLAP's audio model (--amodel PANN-14 beside its text model, --tmodel roberta)
 	// perGPUBatchFlags say in their name that they count per GPU, and so
 	// win over a plain --batch beside them (EDM's --batch 128 --batch-gpu
 	// 16), whatever their order.

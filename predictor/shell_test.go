@@ -881,6 +881,11 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:4`, `torchrun --nproc_per_node=4 -m scripts.base_train --depth=26 --device-batch-size 8`),
 			want:   Features{Launcher: "torchrun", Program: "scripts.base_train", BatchSize: 8, GPUs: 4},
 		},
+		"LAION-CLAP trains the audio model its --amodel names": {
+			script: sh(`srun python -m training.main --amodel PANN-14 --tmodel roberta --batch-size 96 --precision fp32`),
+			want: Features{Launcher: "srun", Program: "-m training.main", Model: "pann-14", ModelFrom: "flag", BatchSize: 96,
+				Precision: "fp32"},
+		},
 		"bz is a batch's size": {
 			script: sh(`python main.py --model_name gpt2-medium --bz 16`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "gpt2-medium", ModelFrom: "flag", BatchSize: 16},
