@@ -2636,6 +2636,8 @@ func familyModel(s string) string {
 			fam += "-" + toks[j]
 			if j+1 < len(toks) && len(toks[j]) == 1 && isDigits(toks[j+1]) && len(toks[j+1]) <= 2 {
 				fam += "-" + toks[j+1]
+			} else if k := tokAt(toks, j+1); k == "cased" || k == "uncased" {
+				fam += "-" + k // bert-base-uncased: BERT's vocabularies are two models
 			}
 		}
 		if fam == plain && j <= fileStart && fileStart < len(toks) {

@@ -102,7 +102,8 @@ func TestFamilyModel(t *testing.T) {
 		"opts8":                                           "",
 		"guardian_models/qwen_2_5_7B_lora_7500.yaml":      "qwen2.5-7b", // a version's two numbers written apart
 		"llama_2_7b_chat":                                 "llama-2-7b-chat",
-		"configs/latent-diffusion/celebahq-ldm-vq-4.yaml": "ldm-vq-4", // an LDM by its first stage
+		"configs/bert_base_uncased.yaml":                  "bert-base-uncased", // its vocabulary's case: two models
+		"configs/latent-diffusion/celebahq-ldm-vq-4.yaml": "ldm-vq-4",          // an LDM by its first stage
 		"LDM_p/train_unet3d":                              "",
 		"dense_net121":                                    "densenet121",
 		"pres_net_small":                                  "", // "res" must begin a word

@@ -886,6 +886,10 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "srun", Program: "-m training.main", Model: "pann-14", ModelFrom: "flag", BatchSize: 96,
 				Precision: "fp32"},
 		},
+		"a model's whole name under a flag no reader knows": {
+			script: sh(`python -m model.train_decoder --dataset_name='rocstories' --encoder_name='bert-base-cased'`),
+			want:   Features{Launcher: "python", Program: "-m model.train_decoder", Model: "bert-base-cased", ModelFrom: "flag"},
+		},
 		"bz is a batch's size": {
 			script: sh(`python main.py --model_name gpt2-medium --bz 16`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "gpt2-medium", ModelFrom: "flag", BatchSize: 16},
