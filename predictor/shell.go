@@ -641,6 +641,11 @@ func (r *shellReader) assign(a *syntax.Assign) {
 				v = capWord(strings.Join(old.vals, " ") + v)
 			}
 		}
+		if angleHole(v) {
+			// ACCELERATE_DIR="<your_accelerate_dir>": a template's hole for
+			// the user to fill, a value the script does not show.
+			v = unknownWord(name)
+		}
 		r.setVar(name, shVar{vals: []string{v}, unknown: wholeUnknown(v)})
 	}
 }
@@ -1893,4 +1898,10 @@ func isShellName(w string) bool {
 		return true
 	}
 	return false
+}
+
+// angleHole reports whether a value is a template's hole alone: <account>,
+// <your_accelerate_dir>.
+func angleHole(v string) bool {
+	return len(v) > 2 && v[0] == '<' && v[len(v)-1] == '>' && !strings.ContainsAny(v[1:len(v)-1], "<> \t\n")
 }

@@ -890,6 +890,12 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`python -m model.train_decoder --dataset_name='rocstories' --encoder_name='bert-base-cased'`),
 			want:   Features{Launcher: "python", Program: "-m model.train_decoder", Model: "bert-base-cased", ModelFrom: "flag"},
 		},
+		"a template's hole is a value not shown, not a redirection": {
+			script: sh(`export ACCELERATE_DIR="<your_accelerate_dir>"`, `export SCRIPT="${ACCELERATE_DIR}/examples/complete_nlp_example.py"`,
+				`export CMD="accelerate launch --num_processes 8 $SCRIPT --mixed_precision bf16"`, `srun bash -c "$CMD"`),
+			want: Features{Launcher: "accelerate", Program: "complete_nlp_example.py", Model: "complete_nlp", ModelFrom: "path",
+				Precision: "bf16", GPUs: 8},
+		},
 		"bz is a batch's size": {
 			script: sh(`python main.py --model_name gpt2-medium --bz 16`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "gpt2-medium", ModelFrom: "flag", BatchSize: 16},
