@@ -276,6 +276,9 @@ func TestSubmittedOnStdin(t *testing.T) {
 			"", 0, 0, "", "line 1: the options sbatch is given with the job script next.sh"},
 		{"and its arguments", "cat > run.sh <<'EOT'\n" + fmt.Sprintf(job, "$1", "$2") + "EOT\nsbatch run.sh t5-base 16\n",
 			"t5-base", 16, 4, "", "line 8: the job script run.sh it writes and hands sbatch"},
+		{"a job script it writes, on sbatch's standard input", "cat <<EOT > job.sh\n" + fmt.Sprintf(job, "t5-base", "8") + "EOT\nsbatch < job.sh\nrm job.sh\n",
+			"t5-base", 8, 4, "", "line 8: the job sbatch is given on its standard input"},
+		{"one it did not write is not shown", "sbatch < job.sh\n", "", 0, 0, "", ""},
 	}
 	for _, c := range cases {
 		s := ParseScript(c.script)

@@ -1007,8 +1007,8 @@ func (r *shellReader) readHeredoc(args []string, redirs []*syntax.Redirect) (nam
 }
 
 // stdin returns what a command reads on its standard input from the last
-// heredoc or here-string it is given, expanded, with the line a heredoc's
-// body starts on (0 for a here-string).
+// heredoc, here-string or file the script wrote it is given, expanded,
+// with the line a heredoc's body starts on (0 for a here-string or a file).
 func (r *shellReader) stdin(redirs []*syntax.Redirect) (text string, bodyLine uint, ok bool) {
 	for i := len(redirs) - 1; i >= 0; i-- {
 		switch rd := redirs[i]; {
@@ -1016,6 +1016,13 @@ func (r *shellReader) stdin(redirs []*syntax.Redirect) (text string, bodyLine ui
 			return r.hdoc(rd), rd.Hdoc.Pos().Line(), true
 		case rd.Op == syntax.WordHdoc && rd.Word != nil:
 			return r.word(rd.Word), 0, true
+		case rd.Op == syntax.RdrIn && rd.Word != nil:
+			// sbatch < job.sh: a file the script wrote (one it did not
+			// write is not shown).
+			if body, ok := r.files[r.word(rd.Word)]; ok {
+				return body, 0, true
+			}
+			return "", 0, false
 		}
 	}
 	return "", 0, false
