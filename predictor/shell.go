@@ -243,7 +243,7 @@ func (r *shellReader) readText(text string, prefix []string) {
 	if r.depth >= MaxShellDepth || !r.spend(len(text)/64+1) {
 		return
 	}
-	stmts, ok := parseShell(text)
+	stmts, ok := parseShell(withoutHoles(text))
 	if !ok {
 		return
 	}
@@ -1911,4 +1911,48 @@ func isShellName(w string) bool {
 // <your_accelerate_dir>.
 func angleHole(v string) bool {
 	return len(v) > 2 && v[0] == '<' && v[len(v)-1] == '>' && !strings.ContainsAny(v[1:len(v)-1], "<> \t\n")
+}
+
+// withoutHoles is code a string holds with a template's holes
+// (<PATH TO gpt-vocab.json>, <TENSORBOARD DIRECTORY>, <your_dir>) written as
+// the word PLACEHOLDER: a person reads them as values to fill in, where the
+// shell would read redirections that swallow the words after them
+// (--tensorboard-dir <TENSORBOARD DIRECTORY> --fp16).
+func withoutHoles(code string) string {
+	if !strings.Contains(code, "<") {
+		return code
+	}
+	var b strings.Builder
+	rest, changed := code, false
+	for {
+		i := strings.IndexByte(rest, '<')
+		if i < 0 {
+			break
+		}
+		end := strings.IndexAny(rest[i+1:], "<>\n")
+		if end < 0 || rest[i+1+end] != '>' || !holeText(rest[i+1:i+1+end]) {
+			b.WriteString(rest[:i+1])
+			rest = rest[i+1:]
+			continue
+		}
+		b.WriteString(rest[:i])
+		b.WriteString("PLACEHOLDER")
+		rest, changed = rest[i+2+end:], true
+	}
+	if !changed {
+		return code
+	}
+	b.WriteString(rest)
+	return b.String()
+}
+
+// holeText reports whether the text between < and > is a template's hole:
+// a first word in capitals (PATH TO x, SLURM OPTIONS) or one that says
+// what to put there (your_dir, path_to_data).
+func holeText(t string) bool {
+	first, _, _ := strings.Cut(t, " ")
+	if len(first) >= 3 && strings.ToUpper(first) == first && strings.ToLower(first) != first {
+		return true
+	}
+	return placeholder(first)
 }

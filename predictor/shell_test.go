@@ -1156,3 +1156,27 @@ func TestHeredocEscapes(t *testing.T) {
 		t.Errorf("unescapeHdoc = %q", got)
 	}
 }
+
+// A template's holes in code a string holds are values to fill in, not
+// redirections; a real redirection stays one.
+func TestWithoutHoles(t *testing.T) {
+	for in, want := range map[string]string{
+		"python a.py --save <PATH TO CHECKPOINTS> --fp16":  "python a.py --save PLACEHOLDER --fp16",
+		"export KEY=<your wandb api key> && accelerate x":  "export KEY=PLACEHOLDER && accelerate x",
+		"python a.py <in.txt >out.txt":                     "python a.py <in.txt >out.txt",
+		"sort < data.csv > sorted.csv":                     "sort < data.csv > sorted.csv",
+		"cat <<EOF":                                        "cat <<EOF",
+		"run <SLURM OPTIONS> <DIR>":                        "run PLACEHOLDER PLACEHOLDER",
+		"a < b":                                            "a < b",
+		"x <PATH\n> y":                                     "x <PATH\n> y",
+		"train.py --a <Path to data> --b <path_to_ckpt> 2": "train.py --a <Path to data> --b PLACEHOLDER 2",
+	} {
+		if got := withoutHoles(in); got != want {
+			t.Errorf("withoutHoles(%q) = %q, want %q", in, got, want)
+		}
+	}
+	script := sh(`options="--num-layers 24 --tensorboard-dir <TENSORBOARD DIRECTORY> --fp16"`, `srun sh -c "python -u pretrain_gpt.py ${options}"`)
+	if f := ParseScript(script).Features; f.Precision != "fp16" {
+		t.Errorf("precision %q after a hole, want fp16", f.Precision)
+	}
+}
