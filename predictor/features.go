@@ -2119,6 +2119,20 @@ func prefixedModel(env map[string]string) (string, string) {
 	})
 }
 
+// configVarModel reads the model a config the command is given through
+// the environment names (CONFIG_NAME=draftp_sdxl, CONFIG=configs/llama2_7b.yaml
+// exported to a launcher script the job does not show): the model of the
+// variable's value, as a config flag's value is read.
+func configVarModel(env map[string]string) (string, string) {
+	return soleValue(env, func(k, v string) (string, bool) {
+		if !configFlags[normFlag(k)] || unexpanded(v) {
+			return "", false
+		}
+		m := familyModel(v)
+		return m, m != "" && validModel(m)
+	})
+}
+
 // modelOutWords mark a variable naming a model a job writes or logs
 // rather than trains: HUB_MODEL_ID, SAVE_MODEL, WANDB_LOG_MODEL.
 var modelOutWords = set("hub", "save", "saved", "output", "out", "log", "push", "export", "final", "merged", "ref")
@@ -2184,6 +2198,9 @@ func envFeatures(f *Features, env map[string]string) {
 		} else if name, m := prefixedModel(env); m != "" {
 			f.Model, f.ModelFrom = m, "env"
 			f.note("model", "$"+name)
+		} else if name, m := configVarModel(env); m != "" {
+			f.Model, f.ModelFrom = m, "config"
+			f.note("model", "$"+name+" "+env[name])
 		}
 	}
 	if f.BatchSize == 0 {

@@ -896,6 +896,10 @@ func TestFrameworkConventions(t *testing.T) {
 			want: Features{Launcher: "accelerate", Program: "complete_nlp_example.py", Model: "complete_nlp", ModelFrom: "path",
 				Precision: "bf16", GPUs: 8},
 		},
+		"a config's name exported to a launcher script not shown": {
+			script: sh(`export CONFIG_NAME=${CONFIG_NAME:="draftp_sdxl"}`, `srun bash /opt/nemo-aligner/examples/mm/stable_diffusion/launch_draft_xl.sh`),
+			want:   Features{Launcher: "srun", Program: "launch_draft_xl.sh", Model: "sdxl", ModelFrom: "config"},
+		},
 		"bz is a batch's size": {
 			script: sh(`python main.py --model_name gpt2-medium --bz 16`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "gpt2-medium", ModelFrom: "flag", BatchSize: 16},
