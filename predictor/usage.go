@@ -130,7 +130,7 @@ func readUsage(cmd string) (u usage, ok bool) {
 		slices.ContainsFunc(args, templateWord) {
 		return usage{}, false
 	}
-	u.opts, u.args = opts, slices.Clip(append([]string{}, args...))
+	u.opts, u.args = opts, args
 	for _, o := range opts {
 		if o.Key != "--export" {
 			continue

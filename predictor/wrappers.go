@@ -336,8 +336,10 @@ outer:
 			if nk == "gpus" || nk == "gpus_per_node" || nk == "gres" {
 				if n := gpuCount(v); n > 0 {
 					l.procs, l.procsFrom = n, ln+" "+k
-					// srun --gres=gpu:8 on each of the job's nodes; --gpus, the step's.
-					l.perNode = nk != "gpus"
+					if ln == "srun" {
+						// --gres=gpu:8 on each of the step's nodes; --gpus, the step's.
+						l.perNode = nk != "gpus"
+					}
 				}
 			}
 			if nk == "deepspeed_config" || nk == "deepspeed" || nk == "config_file" {
