@@ -1337,7 +1337,6 @@ func isSubcommand(w string) bool {
 	return true
 }
 
-// isConfigFile reports whether a word names a config file.
 // configUnder reports whether a flag not named for a config (nk, as
 // normFlag gives it) is given one: a YAML, JSON or TOML file in a
 // directory of configs (--fname configs/train/vitl16/k400.yaml, -f
@@ -1366,6 +1365,7 @@ func configUnder(nk, v string) bool {
 	return false
 }
 
+// isConfigFile reports whether a word names a config file.
 func isConfigFile(w string) bool {
 	switch path.Ext(w) {
 	case ".yaml", ".yml", ".json", ".toml", ".gin", ".cfg", ".py":
@@ -2579,7 +2579,7 @@ func familyModel(s string) string {
 			case sized != "" || !named:
 			case i+1 < len(toks) && isSize(toks[i+1]):
 				sized = t + "-" + toks[i+1]
-				if k := tokAt(toks, i+2); tunedKinds[k] || k == "beta" || k == "alpha" {
+				if k := tokAt(toks, i+2); afterSize(k) {
 					sized += "-" + k // zephyr-7b-beta
 				}
 			case runInBillions(t) != "":
@@ -2636,7 +2636,7 @@ func familyModel(s string) string {
 		plain := fam // the family and its version, before any size or variant
 		if j < len(toks) && isSize(toks[j]) {
 			switch k := tokAt(toks, j+1); {
-			case tunedKinds[k] || k == "beta" || k == "alpha":
+			case afterSize(k):
 				fam += "-" + toks[j] + "-" + k // llama-2-13b-chat, qwen2.5-7b-instruct, zephyr-7b-beta
 			case modelKinds[k]:
 				fam += "-" + k + "-" + toks[j] // Qwen25-7B-VL is qwen2.5-vl-7b, as Qwen names it
@@ -2839,6 +2839,11 @@ var (
 		"exp", "experiments", "model", "models", "checkpoints", "outputs", "data", "results", "runs", "logs", "weights",
 		"pretrained", "pretrained_models", "pretrained_weights", "ckpt", "ckpts", "checkpoint", "saved_models")
 )
+
+// afterSize reports whether a word after a model's size is still its name:
+// a released fine-tune's kind (llama-2-13b-chat) or a release
+// (zephyr-7b-beta).
+func afterSize(k string) bool { return tunedKinds[k] || k == "beta" || k == "alpha" }
 
 // isVersion reports whether a word is a version: 3.1, 2.5.
 func isVersion(s string) bool {
