@@ -2226,6 +2226,16 @@ func envFeatures(f *Features, env map[string]string) {
 			f.note("precision", key)
 		}
 	}
+	if f.Precision != "fp8" {
+		// PREC=bfloat16 ENABLE_FP8=1: FP8 matmuls over the dtype, as
+		// --fp8 beside --bf16 is read.
+		if name, fp8 := soleValue(env, func(k, v string) (bool, bool) {
+			return true, dtypeSwitch(normFlag(k)) == "fp8" && truthy(v)
+		}); fp8 {
+			f.Precision = "fp8"
+			f.note("precision", "$"+name)
+		}
+	}
 	if cvd := get("CUDA_VISIBLE_DEVICES"); f.GPUs == 0 && cvd != "" {
 		n := 0
 		for _, d := range strings.Split(cvd, ",") {

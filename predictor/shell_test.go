@@ -900,6 +900,14 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`export CONFIG_NAME=${CONFIG_NAME:="draftp_sdxl"}`, `srun bash /opt/nemo-aligner/examples/mm/stable_diffusion/launch_draft_xl.sh`),
 			want:   Features{Launcher: "srun", Program: "launch_draft_xl.sh", Model: "sdxl", ModelFrom: "config"},
 		},
+		"the settings a hidden launcher is given on its command line (NVIDIA's T5X GPU scripts)": {
+			script: sh(`BSIZE_PER_GPU=${BSIZE_PER_GPU:=32}`, `srun bash -c "PREC=bfloat16 ENABLE_FP8=0 BSIZE_PER_GPU=${BSIZE_PER_GPU} bash $T5X_DIR/scripts_gpu/multiprocess_pretrain_pile.sh"`),
+			want:   Features{Launcher: "srun", Program: "multiprocess_pretrain_pile.sh", Model: "pile", ModelFrom: "path", BatchSize: 32, Precision: "bf16"},
+		},
+		"FP8 switched on for a hidden launcher, over its dtype": {
+			script: sh(`ENABLE_FP8=${ENABLE_FP8:=1}`, `srun bash -c "PREC=bfloat16 ENABLE_FP8=${ENABLE_FP8} bash scripts_gpu/multiprocess_pretrain_pile.sh"`),
+			want:   Features{Launcher: "srun", Program: "multiprocess_pretrain_pile.sh", Model: "pile", ModelFrom: "path", Precision: "fp8"},
+		},
 		"bz is a batch's size": {
 			script: sh(`python main.py --model_name gpt2-medium --bz 16`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "gpt2-medium", ModelFrom: "flag", BatchSize: 16},

@@ -12,9 +12,9 @@ import "strings"
 // them.
 var (
 	Model       = []string{"MODEL_NAME", "MODEL", "MODEL_NAME_OR_PATH", "MODEL_PATH", "BASE_MODEL", "HF_MODEL"}
-	Batch       = []string{"MICRO_BATCH_SIZE", "BATCH_SIZE", "PER_DEVICE_BATCH_SIZE", "LOCAL_BATCH_SIZE", "BATCH_SIZE_PER_GPU", "PER_GPU_BATCH_SIZE", "MBS", "BS"}
+	Batch       = []string{"MICRO_BATCH_SIZE", "BATCH_SIZE", "PER_DEVICE_BATCH_SIZE", "LOCAL_BATCH_SIZE", "BATCH_SIZE_PER_GPU", "PER_GPU_BATCH_SIZE", "BSIZE_PER_GPU", "MBS", "BS"}
 	GlobalBatch = []string{"GLOBAL_BATCH_SIZE", "GBS"}
-	Precision   = []string{"PRECISION", "MIXED_PRECISION", "DTYPE"}
+	Precision   = []string{"PRECISION", "MIXED_PRECISION", "DTYPE", "PREC"}
 	// AMP are TensorFlow's switches for automatic mixed precision.
 	AMP = []string{"TF_ENABLE_AUTO_MIXED_PRECISION", "TF_AUTO_MIXED_PRECISION"}
 )
