@@ -233,7 +233,11 @@ var (
 		"pile", "glue", "superglue", "squad", "imdb", "sst2", "mnli", "qqp", "librispeech", "commonvoice", "era5",
 		"celeba", "celebahq", "ffhq", "lsun", "gsm8k", "alpaca", "dolly", "redpajama", "fineweb", "slimpajama",
 		"hotpotqa", "mmlu", "humaneval", "ultrachat", "sharegpt", "laion", "cc3m", "cc12m", "kinetics", "ucf101",
-		"zinc", "qm9", "md17", "tox21", "pdbbind")
+		"zinc", "qm9", "md17", "tox21", "pdbbind",
+		// reinforcement learning's environments and suites
+		"cheetah", "halfcheetah", "walker", "hopper", "humanoid", "cartpole", "pendulum", "acrobot", "reacher",
+		"swimmer", "quadruped", "breakout", "pong", "atari", "mujoco", "procgen", "minigrid", "crafter", "nethack",
+		"libero", "metaworld", "robosuite", "maniskill", "calvin")
 	// counterPrefixes are the longer words a counter starts with: step500,
 	// epoch10, fold3, run12.
 	counterPrefixes = set("step", "steps", "epoch", "epochs", "fold", "run", "iter", "seed", "part", "shard",

@@ -51,6 +51,8 @@ func TestWorkloadWords(t *testing.T) {
 			"cs231-proj-yolo":            "yolo",
 			"jdoe_vit_b16_ft":            "vit-b16",
 			"EEL5840_YOLO":               "yolo",
+			"cheetah-baseline-seed2":     "", // an RL environment, no model
+			"sac_halfcheetah":            "sac",
 			"basestats_efficientnet_aug": "efficientnet",
 			"algal-bloom":                "algal-bloom", // bloom is a word as well as an LLM's name
 			"wide_resnet50_cifar":        "wide-resnet50",
