@@ -210,7 +210,8 @@ var (
 		"apex": "amp", "bf16_full_eval": "bf16", "tf32": "fp32", "bfloat16": "bf16", "pure_bf16": "bf16",
 		"use_bfloat16": "bf16", "float16": "fp16", "memory_efficient_fp16": "fp16", "memory_efficient_bf16": "bf16",
 		"enable_amp": "amp", "enable_fp16": "fp16", "enable_bf16": "bf16", "amp_enabled": "amp",
-		"native_amp": "amp"} // timm's --native-amp
+		"native_amp":    "amp",                              // timm's --native-amp
+		"auto_mix_prec": "amp", "bfloat16_mix_prec": "bf16"} // SpeechBrain's (before its --precision)
 	// fullPrecision are switches that train in FP32: --fp32, and mixed
 	// precision turned off (--noamp, --no-amp, --disable_amp).
 	fullPrecision = set("fp32", "float32", "full_precision", "noamp", "no_amp", "disable_amp", "no_mixed_precision",

@@ -908,6 +908,11 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`ENABLE_FP8=${ENABLE_FP8:=1}`, `srun bash -c "PREC=bfloat16 ENABLE_FP8=${ENABLE_FP8} bash scripts_gpu/multiprocess_pretrain_pile.sh"`),
 			want:   Features{Launcher: "srun", Program: "multiprocess_pretrain_pile.sh", Model: "pile", ModelFrom: "path", Precision: "fp8"},
 		},
+		"SpeechBrain's mixed-precision switches": {
+			script: sh(`python -m torch.distributed.run --nproc_per_node=8 wav2vec2/train_sb_wav2vec2.py wav2vec2/hparams/wav2vec2_base.yaml --find_unused_parameters --bfloat16_mix_prec`),
+			want: Features{Launcher: "torchrun", Program: "train_sb_wav2vec2.py", Model: "wav2vec2-base", ModelFrom: "config", Precision: "bf16",
+				GPUs: 8},
+		},
 		"bz is a batch's size": {
 			script: sh(`python main.py --model_name gpt2-medium --bz 16`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "gpt2-medium", ModelFrom: "flag", BatchSize: 16},
