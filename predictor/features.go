@@ -2436,7 +2436,7 @@ func checkpointDir(v string) bool {
 
 // checkpointName reports whether a lower-case name is a checkpoint's.
 func checkpointName(base string) bool {
-	for _, p := range []string{"checkpoint", "ckpt", "global_step", "step_", "epoch_"} {
+	for _, p := range []string{"checkpoint", "ckpt", "global_step", "step_", "epoch_", "ema_"} { // ema_0.9999_009000.pt: guided-diffusion's averaged weights
 		if strings.HasPrefix(base, p) {
 			return true
 		}

@@ -671,6 +671,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python unet.py --batch_size 16 --model_name run1/model5_epoch71.pk1`),
 			want:   Features{Launcher: "python", Program: "unet.py", Model: "unet", ModelFrom: "path", BatchSize: 16},
 		},
+		"averaged weights a run saved name no model": {
+			script: sh(`python scripts/image_sample.py --model_path /scratch/me/runs/mri/ema_0.9999_009000.pt --batch_size 4`),
+			want:   Features{Launcher: "python", Program: "image_sample.py", BatchSize: 4},
+		},
 		"a hub id is its owner's name for the model, an epoch in it too": {
 			script: sh(`SFT="kaist-ai/mpa-Mistral-7b-v0.2-hf-sft-epoch1"`, `deepspeed --module openrlhf.cli.train_ppo --pretrain $SFT --micro_train_batch_size 2`),
 			want: Features{Launcher: "deepspeed", Program: "openrlhf.cli.train_ppo", Model: "kaist-ai/mpa-mistral-7b-v0.2-hf-sft-epoch1",
