@@ -3805,8 +3805,8 @@ var codeDirs = set("scripts", "src", "tools", "bin", "examples", "train", "train
 // (organized_scripts, slurm-scripts, my_code), which says whose scripts,
 // not what they train.
 func isCodeDir(base string) bool {
-	if codeDirs[base] {
-		return true
+	if codeDirs[base] || base == "ml" || base == "dl" {
+		return true // src/ml/train.py: a package of the machine learning code (ml-20m, a data set, is a name)
 	}
 	i := strings.LastIndexAny(base, "_-")
 	return i > 0 && (base[i+1:] == "scripts" || base[i+1:] == "code")

@@ -671,6 +671,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python unet.py --batch_size 16 --model_name run1/model5_epoch71.pk1`),
 			want:   Features{Launcher: "python", Program: "unet.py", Model: "unet", ModelFrom: "path", BatchSize: 16},
 		},
+		"a package named ml holds code; the job names the work": {
+			script: sh(`#SBATCH --job-name=mammo_unet_train`, `python src/ml/train.py --epochs 40`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "unet", ModelFrom: "path", Epochs: 40, JobName: "mammo_unet_train"},
+		},
 		"averaged weights a run saved name no model": {
 			script: sh(`python scripts/image_sample.py --model_path /scratch/me/runs/mri/ema_0.9999_009000.pt --batch_size 4`),
 			want:   Features{Launcher: "python", Program: "image_sample.py", BatchSize: 4},
