@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/augur-hpc/augur/predictor"
+	"github.com/augur-hpc/augur/sidecar/config"
 	"github.com/augur-hpc/augur/sidecar/core"
 	"github.com/augur-hpc/augur/sidecar/metrics"
 	"github.com/augur-hpc/augur/sidecar/store"
@@ -134,7 +135,7 @@ func TestHandleReadsJobFiles(t *testing.T) {
 	ctx := context.Background()
 
 	cfg := testConfig(t)
-	cfg.Predictor.JobFiles.Enabled = true
+	roomyJobFiles(cfg)
 	svc, st, m := newService(t, cfg)
 	handle(svc, ctx, jobRequest("f1", dir))
 	got := storedFeatures(t, st, "f1")
@@ -207,7 +208,7 @@ func TestJobFilesHungDisk(t *testing.T) {
 // (counted as failed), never augurd.
 func TestJobFilesPanic(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.Predictor.JobFiles.Enabled = true
+	roomyJobFiles(cfg)
 	svc, _, m := newService(t, cfg)
 	svc.readFile = func(string, uint32, int64) (string, metrics.JobFileResult) { panic("a broken disk") }
 	if resp := handle(svc, context.Background(), jobRequest("p1", t.TempDir())); resp.Action != wire.Accept {
@@ -250,7 +251,7 @@ func BenchmarkHandleJobFiles(b *testing.B) {
 // (without files, then with them) where files were read.
 func TestJobFilesReadOnce(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.Predictor.JobFiles.Enabled = true
+	roomyJobFiles(cfg)
 	svc, _, _ := newService(t, cfg)
 	ctx := context.Background()
 	lookups := func() uint64 { h, m := svc.scripts.Stats(); return h + m }
@@ -302,7 +303,7 @@ func TestHandleReadsHydraConfig(t *testing.T) {
 		return r
 	}
 	cfg := testConfig(t)
-	cfg.Predictor.JobFiles.Enabled = true
+	roomyJobFiles(cfg)
 	svc, st, _ := newService(t, cfg)
 	handle(svc, context.Background(), req("a1"))
 	got := storedFeatures(t, st, "a1")
@@ -357,7 +358,7 @@ func TestHandleReadsSourcedFile(t *testing.T) {
 		return r
 	}
 	cfg := testConfig(t)
-	cfg.Predictor.JobFiles.Enabled = true
+	roomyJobFiles(cfg)
 	svc, st, m := newService(t, cfg)
 	handle(svc, context.Background(), req("e1", "source scripts/env.sh\npython train.py --model_name_or_path $MODEL --per_device_train_batch_size ${BS:-8}\n"))
 	got := storedFeatures(t, st, "e1")
@@ -389,4 +390,14 @@ func TestHandleReadsSourcedFile(t *testing.T) {
 	if n := testutil.ToFloat64(m.JobFiles.WithLabelValues(string(metrics.JobFileUnparsed))); n != 1 {
 		t.Errorf("augur_job_files_total{result=unparsed} = %v, want 1", n)
 	}
+}
+
+// roomyJobFiles turns job_files on with a budget no load on the test
+// machine reaches, for the tests of what is read rather than when: the
+// default 10 ms ran out on a loaded 2-core CI machine under -race before
+// a Hydra job's third round.
+func roomyJobFiles(cfg *config.Config) {
+	cfg.Predictor.JobFiles.Enabled = true
+	cfg.Shim.Timeout = 5 * time.Second
+	cfg.Predictor.JobFiles.Budget = 2 * time.Second
 }
