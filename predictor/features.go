@@ -3570,10 +3570,6 @@ func dtypeWord(w string) string {
 	return ""
 }
 
-// positionalHFModel reads a positional argument that is a Hugging Face
-// model id (org/name, the name a model's: a family or a size in it, no
-// file extension, the org no directory word): "facebook/esm2_t6_8m_ur50d",
-// or "".
 // pathPositionalModel reads the model of a positional argument that is a
 // path to a directory named for a model with its size, first in its name
 // (/scratch/me/models/Llama-3.1-8B-Instruct, ckpt/qwen2.5-7b-sft), or "":
@@ -3595,9 +3591,15 @@ func pathPositionalModel(a string) string {
 // size's (qwen2.5-7b, llama-3.1-8b), not a file's extension.
 func isVersionedName(name string) bool {
 	ext := strings.TrimPrefix(path.Ext(name), ".")
-	return ext != "" && (isDigits(ext) || isSize(ext) || isDigits(strings.SplitN(strings.SplitN(ext, "-", 2)[0], "_", 2)[0]))
+	head, _, _ := strings.Cut(ext, "-")
+	head, _, _ = strings.Cut(head, "_")
+	return isDigits(head) || isSize(ext) // 1-8B-Instruct, 5-7b, 8b
 }
 
+// positionalHFModel reads a positional argument that is a Hugging Face
+// model id (org/name, the name a model's: a family or a size in it, no
+// file extension, the org no directory word): "facebook/esm2_t6_8m_ur50d",
+// or "".
 func positionalHFModel(a string) string {
 	if !looksLikeHFName(a) || unexpanded(a) {
 		return ""

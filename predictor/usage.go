@@ -165,7 +165,7 @@ func withUsage(s Script, text string, over []Option, files map[string]string, as
 // withoutOptional drops the arguments a usage line writes as optional, in
 // brackets: "configs/x.yaml [--smoke]" is "configs/x.yaml".
 func withoutOptional(args []string) []string {
-	var out []string
+	out := make([]string, 0, len(args)) // none optional or not: known none
 	depth := 0
 	for _, a := range args {
 		open := depth > 0 || strings.HasPrefix(a, "[")
@@ -174,9 +174,6 @@ func withoutOptional(args []string) []string {
 			out = append(out, a)
 		}
 		depth = max(depth, 0)
-	}
-	if out == nil {
-		out = []string{}
 	}
 	return out
 }
