@@ -579,9 +579,11 @@ func activatedEnv(words []string) string {
 			}
 		}
 	case "source", ".":
-		if words[1] == "activate" && len(words) > 2 {
-			name = words[2]
-		} else if dir, ok := strings.CutSuffix(words[1], "/bin/activate"); ok {
+		dir, ok := strings.CutSuffix(words[1], "/bin/activate")
+		switch {
+		case (words[1] == "activate" || ok) && len(words) > 2 && !strings.HasPrefix(words[2], "-"):
+			name = words[2] // conda's activate script, given the environment: source ~/mamba/bin/activate torch-2.10
+		case ok:
 			name = dir
 		}
 	}
@@ -2259,7 +2261,7 @@ var tools = set("all_reduce_perf", "all_gather_perf", "alltoall_perf", "broadcas
 	"rocm-smi", "scontrol", "squeue", "sinfo", "sacct", "printf", "tee", "head", "tail", "grep", "awk", "sed",
 	"find", "ln", "wget", "curl", "unzip", "zip", "gzip", "gunzip", "xargs", "chmod", "chown", "scp", "ssh", "stat",
 	"wc", "sort", "uniq", "cut", "tr", "basename", "dirname", "realpath", "readlink", "seq", "conda", "mamba",
-	"micromamba", "apptainer", "singularity", "docker", "podman", "enroot", "huggingface-cli", "hf", "aws", "gsutil")
+	"micromamba", "apptainer", "singularity", "docker", "podman", "podman-hpc", "enroot", "huggingface-cli", "hf", "aws", "gsutil")
 
 // stagingScript reports whether a shell script's name says it stages the
 // job's data or software rather than trains (srun --ntasks-per-node=1
@@ -2291,7 +2293,7 @@ var (
 
 // notModels are words that name a tool, never a model: wrappers, launchers,
 // shells and the commands jobs run beside their training.
-var notModels = set("singularity", "apptainer", "docker", "podman", "enroot", "shifter", "ch-run", "bash", "sh",
+var notModels = set("singularity", "apptainer", "docker", "podman", "podman-hpc", "enroot", "shifter", "ch-run", "bash", "sh",
 	"zsh", "uv", "pixi", "poetry", "conda", "micromamba", "nvidia-smi", "python", "python3", "srun",
 	"mpirun", "torchrun", "deepspeed", "accelerate", "env", "time", "nohup", "numactl", "stdbuf", "exec", "pip",
 	"echo", "hostname", "sleep", "module", "tune", "lightning", "composer", "nsys", "ncu", "true", "none", "null",
@@ -2623,6 +2625,9 @@ func familyModel(s string) string {
 		} else if j+1 < len(toks) && versionWord(toks[j]) && (isSize(toks[j+1]) || variantWords[toks[j+1]]) {
 			fam += "-" + toks[j] // deepseek_v3_1b, yolo_v8_l
 			j++
+		} else if j < len(toks) && versionWord(toks[j]) && fam == strings.TrimRight(fam, "0123456789.") {
+			fam += "-" + toks[j] // dino_v3_test: an unversioned family's release, before a job's own words
+			j++
 		} else if fam == "deepseek" && j < len(toks) && (toks[j] == "r1" || versionWord(toks[j])) {
 			// DeepSeek names its releases with a word (deepseek-v3,
 			// deepseek-r1), and R1's distillations run on into the student
@@ -2654,6 +2659,8 @@ func familyModel(s string) string {
 			default:
 				fam += "-" + toks[j]
 			}
+		} else if tunedKinds[tokAt(toks, j)] && isSize(tokAt(toks, j+1)) {
+			fam += "-" + toks[j+1] + "-" + toks[j] // Qwen2VL_Instruct_7B is qwen2-vl-7b-instruct, as Qwen names it
 		} else if j < len(toks) && patchedFamilies[fam] && len(toks[j]) > 1 && strings.Contains("tsblhg", toks[j][:1]) && isDigits(toks[j][1:]) {
 			fam += "-" + toks[j] // vit_b16 is ViT-B/16
 		} else if l, ok := yoloScales[tokAt(toks, j)]; ok && strings.HasPrefix(fam, "yolo") && fam != "yolo" {
@@ -2841,7 +2848,7 @@ func bareFamily(m string) bool {
 // modelKinds name a kind of model within a family, before its size
 // (qwen2.5-vl-3b).
 var (
-	modelKinds = set("vl", "coder", "math", "code", "vision", "moe", "audio", "omni", "chat", "neo", "neox", "j")
+	modelKinds = set("vl", "coder", "math", "code", "vision", "moe", "audio", "omni", "chat", "neo", "neox", "j", "mae")
 	// tunedKinds name a family's released fine-tune, after its size: a
 	// person names llama-2-13b-chat, not llama-2-13b.
 	tunedKinds = set("chat", "instruct", "it")
@@ -3953,6 +3960,7 @@ func headerGPUs(s Script) (n int, gpusFrom, typ, typFrom string) {
 		}
 	}
 	gpusFrom = from
+	hosts := hostCount(s)
 	count := func(keys ...string) int {
 		if v, ok := s.SbatchValue(keys...); ok {
 			if c, err := strconv.Atoi(strings.Split(v, "-")[0]); err == nil && c > 1 && c <= 1<<16 {
@@ -3972,6 +3980,10 @@ func headerGPUs(s Script) (n int, gpusFrom, typ, typFrom string) {
 	case count("--nodes", "-N") > 0:
 		n *= count("--nodes", "-N")
 		gpusFrom += " × #SBATCH --nodes"
+	case hosts > 1:
+		// --nodelist=gpu-[6,17] without --nodes: the job holds every host named.
+		n *= hosts
+		gpusFrom += " × the hosts #SBATCH --nodelist names"
 	case count("--ntasks", "-n") > 0 && s.hasSbatch("--ntasks-per-node") && !s.hasSbatch("--nodes", "-N"):
 		// --ntasks=24 --ntasks-per-node=1: Slurm gives the job 24 nodes.
 		if tpn := max(count("--ntasks-per-node"), 1); count("--ntasks", "-n") > tpn {
@@ -3983,6 +3995,90 @@ func headerGPUs(s Script) (n int, gpusFrom, typ, typFrom string) {
 		typ, typFrom = headerGPUType(s, nil) // --constraint, --partition, ... (gputype.go)
 	}
 	return n, gpusFrom, typ, typFrom
+}
+
+// hostCount is how many hosts a job's --nodelist (-w) names where its
+// header gives no --nodes: Slurm gives the job all of them. 0 where there
+// is no list, it is a file's name, or it does not read as a hostlist.
+func hostCount(s Script) int {
+	if s.hasSbatch("--nodes", "-N") {
+		return 0
+	}
+	v, ok := s.SbatchValue("--nodelist", "-w")
+	if !ok || strings.Contains(v, "/") {
+		return 0
+	}
+	return hostlistLen(v)
+}
+
+// hostlistLen counts the hosts of a Slurm hostlist expression
+// ("gpu[01-04,7],login1" is 6, "r[1-2]n[1-3]" is 6); 0 for one it cannot
+// read or of more than 1<<16 hosts.
+func hostlistLen(list string) int {
+	total, depth, start := 0, 0, 0
+	for i := 0; i <= len(list); i++ {
+		if i < len(list) && list[i] != ',' {
+			switch list[i] {
+			case '[':
+				depth++
+			case ']':
+				depth--
+			}
+			if depth < 0 || depth > 1 {
+				return 0
+			}
+			continue
+		}
+		if depth > 0 {
+			continue // a comma inside brackets
+		}
+		n := hostLen(list[start:i])
+		if n == 0 || total+n > 1<<16 {
+			return 0
+		}
+		total, start = total+n, i+1
+	}
+	return total
+}
+
+// hostLen counts the hosts of one hostlist term: the product of its
+// bracketed ranges' sizes ("n[1-3,5]" is 4), 1 for a plain name.
+func hostLen(term string) int {
+	if strings.TrimSpace(term) == "" {
+		return 0
+	}
+	n := 1
+	for {
+		open := strings.IndexByte(term, '[')
+		if open < 0 {
+			return n
+		}
+		end := strings.IndexByte(term[open:], ']')
+		if end < 0 {
+			return 0
+		}
+		size := 0
+		for _, r := range strings.Split(term[open+1:open+end], ",") {
+			lo, hi, isRange := strings.Cut(r, "-")
+			a, err := strconv.Atoi(lo)
+			if err != nil || a < 0 {
+				return 0
+			}
+			b := a
+			if isRange {
+				if b, err = strconv.Atoi(hi); err != nil || b < a {
+					return 0
+				}
+			}
+			if size += b - a + 1; size > 1<<16 {
+				return 0
+			}
+		}
+		if n *= size; n > 1<<16 {
+			return 0
+		}
+		term = term[open+end+1:]
+	}
 }
 
 // splitTypedCount reads "a100:2" or "2".

@@ -377,3 +377,43 @@ func FuzzReadGPUNames(f *testing.F) {
 		}
 	})
 }
+
+func TestHostlistLen(t *testing.T) {
+	for list, want := range map[string]int{
+		"gpu01":                 1,
+		"slurm0-a3-ghpc-[6,17]": 2,
+		"gpu[01-04,7],login1":   6,
+		"r[1-2]n[1-3]":          6,
+		"n[1-3],m[5-6]":         5,
+		"n[3-1]":                0, // a range backwards
+		"n[1-3":                 0,
+		"n]1[":                  0,
+		"n[[1]]":                0,
+		"n[1-99999999]":         0, // more hosts than any job holds
+		"a,,b":                  0,
+		"":                      0,
+		"n[0-65535]m[0-1]":      0,
+	} {
+		if got := hostlistLen(list); got != want {
+			t.Errorf("hostlistLen(%q) = %d, want %d", list, got, want)
+		}
+	}
+}
+
+func TestNodelistCountsNodes(t *testing.T) {
+	for name, c := range map[string]struct {
+		header []string
+		want   int
+	}{
+		"two hosts, eight GPUs each": {[]string{"#SBATCH --nodelist=gpu-[6,17]", "#SBATCH --gpus-per-node=8"}, 16},
+		"-w and a gres":              {[]string{"#SBATCH -w n1,n2,n3", "#SBATCH --gres=gpu:2"}, 6},
+		"--nodes says how many":      {[]string{"#SBATCH --nodelist=gpu-[6,17]", "#SBATCH -N 1", "#SBATCH --gres=gpu:4"}, 4},
+		"a file of hosts":            {[]string{"#SBATCH --nodelist=./hosts/list", "#SBATCH --gres=gpu:4"}, 4},
+		"--gpus counts the job's":    {[]string{"#SBATCH --nodelist=gpu-[6,17]", "#SBATCH --gpus=4"}, 4},
+	} {
+		got := ParseScript(strings.Join(append([]string{"#!/bin/bash"}, c.header...), "\n") + "\npython train.py\n").Features.GPUs
+		if got != c.want {
+			t.Errorf("%s: GPUs = %d, want %d", name, got, c.want)
+		}
+	}
+}

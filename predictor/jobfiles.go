@@ -306,7 +306,7 @@ func commandContainer(words []string, prog int) (cp containerPaths, ok bool) {
 	for i := 0; i < prog; i++ {
 		w := words[i]
 		switch base := path.Base(w); base {
-		case "docker", "podman", "nvidia-docker":
+		case "docker", "podman", "nvidia-docker", "podman-hpc":
 			kind, ok, cp.isolated = base, true, true
 			continue
 		case "singularity", "apptainer", "enroot":

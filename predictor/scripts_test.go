@@ -111,6 +111,11 @@ func TestFamilyModel(t *testing.T) {
 		"grpo-multi-node-14b":                             "",
 		"configs/vit_b16_extralong.yaml":                  "vit-b16",
 		"BertLarge_squad":                                 "bert-large",
+		"dino_v3_test":                                    "dino-v3", // an unversioned family's release
+		"yolo_v8_train":                                   "yolo-v8",
+		"llama3_v2_run":                                   "llama3", // a versioned family's v2 is the run's
+		"config/model/vit_mae/vit_mae.yaml":               "vit-mae",
+		"inference_Qwen2VL_Instruct_7B":                   "qwen2-vl-7b-instruct", // the tuning before the size
 		"mymodel-350m":                                    "mymodel-350m",
 		"recipes/llama-3/sft/config_70b_eng.yaml":         "llama-3-70b",
 		"recipes/llama-3/sft/config_8b_vs_70b.yaml":       "llama-3",
@@ -594,6 +599,10 @@ func TestNamesSitesUse(t *testing.T) {
 				`python train.py`),
 			want: Features{Launcher: "python", Program: "train.py", Model: "meg-mamba", ModelFrom: "path", GPUs: 1,
 				JobName: "meg-mamba"},
+		},
+		"conda's activate script given an environment activates that one, not its installer's directory": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=vid`, `source /opt/mamba/bin/activate torch-2.10.0`, `python main.py`),
+			want:   Features{Launcher: "python", Program: "main.py", Model: "vid", ModelFrom: "path", GPUs: 1, JobName: "vid"},
 		},
 		"LLaMA-Factory's environment names no llama": {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=crox`, `source ~/envs/llama_factory/bin/activate`, `llamafactory-cli train x.yaml`),

@@ -296,6 +296,14 @@ func TestWrappers(t *testing.T) {
 			script: sh(`podman run --device nvidia.com/gpu=all img:latest torchrun --nproc_per_node 2 fit.py --model t5-large`),
 			want:   Features{Launcher: "torchrun", Program: "fit.py", Model: "t5-large", ModelFrom: "flag", GPUs: 2},
 		},
+		"NERSC's podman-hpc run, its GPU and NCCL switches and --net's value": {
+			script: sh(`podman-hpc run --rm -u 0 --gpu --nccl-cu12 --net host -v $SCRATCH:/s -e A=1 -w /tmp nvcr.io/nvidia/sglang:1.1 python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B`),
+			want:   Features{Launcher: "python", Program: "-m sglang.launch_server", Model: "qwen/qwen3-8b", ModelFrom: "flag"},
+		},
+		"Helmholtz's perun monitor runs the program": {
+			script: sh(`perun monitor src/model_training/train.py -c config/maskRCNN_train.yaml`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "maskrcnn", ModelFrom: "config"},
+		},
 		"shifter": {
 			script: sh(`srun shifter --image=docker:nersc/pytorch:2.1 python train.py --model unet --batch-size 4`),
 			want:   Features{Launcher: "srun", Program: "train.py", Model: "unet", ModelFrom: "flag", BatchSize: 4},

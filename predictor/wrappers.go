@@ -123,7 +123,7 @@ outer:
 			}
 			i = skipOpts(words, i+2, containerSwitches, nil, true)
 			continue
-		case "docker", "podman", "nvidia-docker":
+		case "docker", "podman", "nvidia-docker", "podman-hpc":
 			if next != "run" && next != "exec" {
 				break
 			}
@@ -167,6 +167,17 @@ outer:
 				break
 			}
 			i = skipOpts(words, i+2, set("no_capture_output", "live_stream", "v", "verbose", "debug", "a", "attach"), nil, true)
+			continue
+		case "perun":
+			// Helmholtz's energy monitor: perun monitor train.py -c cfg.yaml
+			// runs the program (a Python file, or -b/--binary any program).
+			if next != "monitor" {
+				break
+			}
+			i = skipOpts(words, i+2, set("b", "binary"), nil, true)
+			if i < len(words) && strings.HasSuffix(words[i], ".py") && l.launcher == "" {
+				l.launcher = "python"
+			}
 			continue
 		case "uv", "pixi", "poetry", "pipenv", "hatch", "rye", "pdm":
 			if next != "run" {
@@ -507,7 +518,9 @@ var (
 		"keep_privs", "no_https", "no_eval", "disable_cache", "i", "boot", "no_umask", "uts", "no_nv", "q", "quiet",
 		"s", "silent", "d", "debug", "unsquash", "no_setgroups", "cwd_only")
 	dockerSwitches = set("rm", "i", "t", "d", "detach", "interactive", "tty", "privileged", "init", "read_only",
-		"no_healthcheck", "P", "publish_all", "q", "quiet", "oom_kill_disable")
+		"no_healthcheck", "P", "publish_all", "q", "quiet", "oom_kill_disable",
+		// NERSC's podman-hpc: the switches that mount a site's GPU, MPI and NCCL
+		"gpu", "mpi", "cuda_mpi", "openmpi_pmi2", "openmpi_pmix", "nccl", "nccl_cu12")
 	runSwitches = set("no_sync", "frozen", "locked", "active", "isolated", "no_project", "q", "quiet", "v", "verbose",
 		"offline", "all_extras", "no_dev", "all_groups", "no_cache", "only_dev", "no_env_file", "exact",
 		"no_capture_output", "no_build_isolation", "compile_bytecode", "managed_python", "no_managed_python", "script")
