@@ -1228,12 +1228,12 @@ var consoleScripts = map[string]int{"axolotl": 1, "llamafactory-cli": 1, "litgpt
 	"fairseq-train": -1, "fairseq-hydra-train": -1, "yolo": 2, "lm_eval": -1, "lm-eval": -1, "nemo": 2,
 	"text-generation-launcher": -1, "sglang": 1, "levanter": 1, "open_clip_train": -1, "mmdet": 1,
 	"huggingface-trainer": -1, "swift": 1, "xtuner": 1, "unsloth": 1,
-	"transformers-cli": 1, "transformers": 1, "nnUNet_train": -1, "nnUNetv2_train": -1, "ns-train": -1}
+	"transformers-cli": 1, "transformers": 1, "nnUNet_train": -1, "nnUNetv2_train": -1, "ns-train": -1, "lighteval": 1}
 
 // consoleModules are console scripts run as python modules, by module:
 // python -m torchtune._cli.tune run ... is tune run ....
 var consoleModules = map[string]string{"torchtune._cli.tune": "tune", "llamafactory.cli": "llamafactory-cli",
-	"axolotl.cli.train": "axolotl", "litgpt": "litgpt", "lm_eval": "lm_eval"}
+	"axolotl.cli.train": "axolotl", "litgpt": "litgpt", "lm_eval": "lm_eval", "lighteval": "lighteval"}
 
 // moduleConsoles rewrites python -m MODULE into the console script the
 // module is.
@@ -1442,6 +1442,11 @@ func argFeatures(f Features, args []string, l launch) Features {
 				v, hasV, next = args[i+1], true, true
 				i++
 			}
+		case keyValueList(a) != nil:
+			// lighteval's "model_name=org/name,dtype=bfloat16,...": a
+			// positional list of settings, read as lm_eval's --model_args.
+			f = argFeatures(f, keyValueList(a), launch{})
+			continue
 		case isHydra(a):
 			k, v, hasV = strings.Cut(strings.TrimLeft(a, "+~"), "=")
 		case (a == "NUM_GPUS" || a == "NUM_SHARDS") && i+1 < len(args):
@@ -2097,6 +2102,27 @@ func isHydra(w string) bool {
 		}
 	}
 	return true
+}
+
+// keyValueList reads a word that is a model's comma-separated settings,
+// the model first and one more key=value at least
+// ("model_name=org/x,dtype=bfloat16,tp=4", as lighteval takes them), as
+// the flags --model_name org/x --dtype bfloat16 ...; nil for any other
+// word: a Hydra sweep (model=a,b), a list of other settings (n_gpus=4,batch_size=256).
+func keyValueList(w string) []string {
+	if first, _, _ := strings.Cut(w, "="); !strings.Contains(w, ",") || !isHydra(w) || !modelFlag(normFlag(first)) {
+		return nil
+	}
+	var flags []string
+	for _, kv := range strings.Split(w, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok && isIdent(k) {
+			flags = append(flags, "--"+k, v)
+		}
+	}
+	if len(flags) < 4 {
+		return nil
+	}
+	return flags
 }
 
 // prefixedModel reads the model a program takes from a variable of its own

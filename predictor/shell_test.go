@@ -300,6 +300,14 @@ func TestWrappers(t *testing.T) {
 			script: sh(`podman-hpc run --rm -u 0 --gpu --nccl-cu12 --net host -v $SCRATCH:/s -e A=1 -w /tmp nvcr.io/nvidia/sglang:1.1 python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B`),
 			want:   Features{Launcher: "python", Program: "-m sglang.launch_server", Model: "qwen/qwen3-8b", ModelFrom: "flag"},
 		},
+		"lm_eval's settings list": {
+			script: sh(`lm_eval --model hf --model_args pretrained=meta-llama/Llama-2-7b-hf,dtype=bfloat16 --tasks hellaswag`),
+			want:   Features{Launcher: "python", Program: "lm_eval", Model: "meta-llama/llama-2-7b-hf", ModelFrom: "flag", Precision: "bf16"},
+		},
+		"lighteval's settings list is positional, and its accelerate backend no launcher": {
+			script: sh(`lighteval accelerate "model_name=Qwen/Qwen2.5-7B,dtype=float16" "leaderboard|truthfulqa:mc|0|0"`),
+			want:   Features{Launcher: "python", Program: "lighteval accelerate", Model: "qwen/qwen2.5-7b", ModelFrom: "flag", Precision: "fp16"},
+		},
 		"Helmholtz's perun monitor runs the program": {
 			script: sh(`perun monitor src/model_training/train.py -c config/maskRCNN_train.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "maskrcnn", ModelFrom: "config"},

@@ -383,16 +383,16 @@ outer:
 // ./training.run -m SRC:DST python3 train_net.py): where a python
 // interpreter or a training launcher, with a program after it, comes
 // within the next few words, it returns its index; else i. A script
-// (.sh, .py) or a shell is not such a wrapper: those are read as the
-// program they are.
+// (.sh, .py), a shell or a known console script is not such a wrapper:
+// those are read as the program they are.
 func unknownWrapper(words []string, i int) int {
 	base := path.Base(words[i])
 	switch path.Ext(base) {
 	case ".sh", ".bash", ".py":
 		return i
 	}
-	if isShellName(base) || strings.HasPrefix(base, "-") || unexpanded(words[i]) {
-		return i
+	if isShellName(base) || strings.HasPrefix(base, "-") || unexpanded(words[i]) || consoleScripts[base] != 0 {
+		return i // a console script's subcommand is its own: lighteval accelerate MODEL_ARGS TASKS
 	}
 	for j := i + 1; j < len(words)-1 && j <= i+8; j++ {
 		if wrappedLaunchers[path.Base(words[j])] || isPythonName(words[j]) {
