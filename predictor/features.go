@@ -4096,9 +4096,10 @@ func hostLen(term string) int {
 					return 0
 				}
 			}
-			if size += b - a + 1; size > 1<<16 {
+			if b-a >= 1<<16 || size+b-a+1 > 1<<16 {
 				return 0
 			}
+			size += b - a + 1
 		}
 		if n *= size; n > 1<<16 {
 			return 0
