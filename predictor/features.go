@@ -2651,8 +2651,8 @@ func familyModel(s string) string {
 		} else if j+1 < len(toks) && versionWord(toks[j]) && (isSize(toks[j+1]) || variantWords[toks[j+1]]) {
 			fam += "-" + toks[j] // deepseek_v3_1b, yolo_v8_l
 			j++
-		} else if j < len(toks) && versionWord(toks[j]) && fam == strings.TrimRight(fam, "0123456789.") {
-			fam += "-" + toks[j] // dino_v3_test: an unversioned family's release, before a job's own words
+		} else if j < len(toks) && familyReleases[fam][toks[j]] {
+			fam += "-" + toks[j] // dino_v3_test: a family's release, before a job's own words (roberta-v1 is the run's)
 			j++
 		} else if fam == "deepseek" && j < len(toks) && (toks[j] == "r1" || versionWord(toks[j])) {
 			// DeepSeek names its releases with a word (deepseek-v3,
@@ -2874,6 +2874,11 @@ func bareFamily(m string) bool {
 // modelKinds name a kind of model within a family, before its size
 // (qwen2.5-vl-3b).
 var (
+	// familyReleases are the releases families name with a v-word apart
+	// from the family's (DINOv3, ConvNeXt V2): any other v-word after a
+	// family is the job's own version.
+	familyReleases = map[string]map[string]bool{"dino": set("v2", "v3"), "deit": set("v3"), "convnext": set("v2"),
+		"efficientnet": set("v2"), "mobilenet": set("v2", "v3", "v4"), "swin": set("v2")}
 	modelKinds = set("vl", "coder", "math", "code", "vision", "moe", "audio", "omni", "chat", "neo", "neox", "j", "mae")
 	// tunedKinds name a family's released fine-tune, after its size: a
 	// person names llama-2-13b-chat, not llama-2-13b.

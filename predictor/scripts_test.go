@@ -111,9 +111,10 @@ func TestFamilyModel(t *testing.T) {
 		"grpo-multi-node-14b":                             "",
 		"configs/vit_b16_extralong.yaml":                  "vit-b16",
 		"BertLarge_squad":                                 "bert-large",
-		"dino_v3_test":                                    "dino-v3", // an unversioned family's release
-		"yolo_v8_train":                                   "yolo-v8",
-		"llama3_v2_run":                                   "llama3", // a versioned family's v2 is the run's
+		"dino_v3_test":                                    "dino-v3", // a family's release
+		"convnext_v2_tiny":                                "convnext-v2-tiny",
+		"roberta-v1":                                      "roberta", // the run's version
+		"llama3_v2_run":                                   "llama3",
 		"config/model/vit_mae/vit_mae.yaml":               "vit-mae",
 		"inference_Qwen2VL_Instruct_7B":                   "qwen2-vl-7b-instruct", // the tuning before the size
 		"mymodel-350m":                                    "mymodel-350m",
