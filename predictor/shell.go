@@ -853,6 +853,12 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 			}
 		}
 	}
+	if sure, ok := r.sureArgs(c.Args); ok {
+		// MODEL_ARGS set two ways by if/else ("...,tensor_parallel_size=8"
+		// in one, "...,data_parallel_size=8" in the other): what the ways
+		// share is sure, the rest unknown.
+		words = slices.Concat(words[:len(words)-len(args)], sure)
+	}
 	if py, ok := inlinePython(words, func() (string, bool) {
 		for _, rd := range redirs {
 			if (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil {
@@ -911,6 +917,81 @@ func paramName(w *syntax.Word) string {
 		return ""
 	}
 	return pe.Param.Value
+}
+
+// sureArgs returns a command's arguments where one of them is a variable
+// that if/else branches set apart (shVar.alts), with what every branch's
+// value holds in its place (sureWords); ok is false where no argument is
+// such a variable.
+func (r *shellReader) sureArgs(ws []*syntax.Word) (args []string, ok bool) {
+	for i := 1; i < len(ws); i++ {
+		name, quoted := altsParam(ws[i])
+		v, set := r.vars[name]
+		if name == "" || !set || len(v.alts) == 0 {
+			continue
+		}
+		return slices.Concat(r.fields(ws[:i]), sureWords(v.alts, quoted, name), r.fields(ws[i+1:])), true
+	}
+	return nil, false
+}
+
+// sureWords is what every one of a variable's values holds: of a quoted
+// list of settings ("model_name=x,dtype=bfloat16,tp=8"), the settings all
+// hold, as one word; of words, the options (with their values) all hold.
+// What no value shares is the variable unknown.
+func sureWords(alts []string, quoted bool, name string) []string {
+	in := func(item string, items [][]string) bool {
+		for _, it := range items {
+			if !slices.Contains(it, item) {
+				return false
+			}
+		}
+		return true
+	}
+	var sure []string
+	if quoted {
+		items := make([][]string, len(alts))
+		for i, a := range alts {
+			items[i] = strings.Split(a, ",")
+		}
+		for _, it := range items[0] {
+			if strings.Contains(it, "=") && in(it, items[1:]) {
+				sure = append(sure, it)
+			}
+		}
+		if len(sure) == 0 {
+			return []string{unknownWord(name)}
+		}
+		return []string{strings.Join(sure, ",")}
+	}
+	// Options with their values: "--bf16", "--batch_size 4".
+	groups := make([][]string, len(alts))
+	for i, a := range alts {
+		for _, w := range strings.Fields(a) {
+			if n := len(groups[i]); n > 0 && !strings.HasPrefix(w, "-") {
+				groups[i][n-1] += " " + w
+			} else {
+				groups[i] = append(groups[i], w)
+			}
+		}
+	}
+	for _, g := range groups[0] {
+		if strings.HasPrefix(g, "-") && in(g, groups[1:]) {
+			sure = append(sure, strings.Fields(g)...)
+		}
+	}
+	return append(sure, unknownWord(name))
+}
+
+// altsParam is the variable a word is alone ($ARGS, or "$ARGS" quoted,
+// kept one word).
+func altsParam(w *syntax.Word) (name string, quoted bool) {
+	if w != nil && len(w.Parts) == 1 {
+		if dq, ok := w.Parts[0].(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
+			return paramName(&syntax.Word{Parts: dq.Parts}), true
+		}
+	}
+	return paramName(w), false
 }
 
 // allVars returns every variable the script set that Augur knows: what a

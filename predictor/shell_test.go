@@ -26,6 +26,16 @@ func TestShellReading(t *testing.T) {
 			want: Features{Launcher: "torchrun", Program: "training.train", Model: "qwen/qwen2.5-1.5b", ModelFrom: "flag",
 				BatchSize: 2, Precision: "bf16", GPUs: 4},
 		},
+		"arguments set two ways by if/else: what both ways say is sure, the rest unknown": {
+			script: sh(`if [ "$SLURM_NNODES" -gt 1 ]; then`, `  EXTRA="--bf16 --per_device_train_batch_size 4 --ddp_timeout 600"`,
+				`else`, `  EXTRA="--bf16 --per_device_train_batch_size 8"`, `fi`, `python train.py --model_name_or_path gpt2 $EXTRA`),
+			want: Features{Launcher: "python", Program: "train.py", Model: "gpt2", ModelFrom: "flag", Precision: "bf16"},
+		},
+		"a quoted list of settings set two ways: the settings both hold": {
+			script: sh(`if [ "$TP" = True ]; then`, `  A="model_name=Qwen/Qwen2.5-7B,dtype=bfloat16,tensor_parallel_size=4"`,
+				`else`, `  A="model_name=Qwen/Qwen2.5-7B,dtype=float16,data_parallel_size=4"`, `fi`, `lighteval vllm "$A" "lighteval|aime24|0|0"`),
+			want: Features{Launcher: "python", Program: "lighteval vllm", Model: "qwen/qwen2.5-7b", ModelFrom: "flag"},
+		},
 		"function called with arguments": {
 			script: sh(`train() {`, `  local model=$1`, `  python train.py --model "$model" --batch-size "$2"`, `}`, `train vit_b_16 96`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "vit_b_16", ModelFrom: "flag", BatchSize: 96},
