@@ -1430,6 +1430,13 @@ func argFeatures(f Features, args []string, l launch) Features {
 	// machine times NUM_SHARDS machines.
 	yacsTotal, yacsGPUs, yacsShards := 0.0, 0, 0
 	args = splitConfigLists(args)
+	// lm_eval's --model hf --model_args pretrained=org/name (and the
+	// harnesses built on it): --model names the backend, the settings list
+	// the model.
+	backend := slices.ContainsFunc(args, func(a string) bool {
+		k, _, _ := strings.Cut(a, "=")
+		return strings.HasPrefix(k, "-") && normFlag(k) == "model_args"
+	})
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		var k, v string
@@ -1688,6 +1695,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 			case valuePrecision[nk]:
 				f.Unknown = addUnknown(f.Unknown, "precision")
 			}
+			continue
+		}
+		if backend && nk == "model" {
 			continue
 		}
 		if nk == "policy" && !strings.HasPrefix(a, "-") && hasV {

@@ -314,6 +314,10 @@ func TestWrappers(t *testing.T) {
 			script: sh(`lm_eval --model hf --model_args pretrained=meta-llama/Llama-2-7b-hf,dtype=bfloat16 --tasks hellaswag`),
 			want:   Features{Launcher: "python", Program: "lm_eval", Model: "meta-llama/llama-2-7b-hf", ModelFrom: "flag", Precision: "bf16"},
 		},
+		"lm_eval's --model is its backend, where the settings list the model": {
+			script: sh(`lm_eval --model vllm --model_args pretrained=$MODEL,dtype=bfloat16 --tasks gsm8k`),
+			want:   Features{Launcher: "python", Program: "lm_eval", Precision: "bf16", Unknown: []string{"model"}},
+		},
 		"lighteval's settings list is positional, and its accelerate backend no launcher": {
 			script: sh(`lighteval accelerate "model_name=Qwen/Qwen2.5-7B,dtype=float16" "leaderboard|truthfulqa:mc|0|0"`),
 			want:   Features{Launcher: "python", Program: "lighteval accelerate", Model: "qwen/qwen2.5-7b", ModelFrom: "flag", Precision: "fp16"},
