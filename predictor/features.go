@@ -1176,7 +1176,8 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		f.Model, f.ModelFrom = m, "path"
 		f.note("model", "argument "+args[0])
 	}
-	namedPath := f.ModelFrom == "path" && familyOf(f.Model) != "" && namesAModel(f.Model) && (hasSize(f.Model) || hasVariant(f.Model))
+	namedPath := f.ModelFrom == "path" && familyOf(f.Model) != "" && namesAModel(f.Model) && (hasSize(f.Model) || hasVariant(f.Model)) ||
+		bareScript && f.ModelFrom == "path" && bareFamily(f.Model) && strings.HasSuffix(f.From["model"], "program "+f.Program) // bash bert.sh: the family its name trains
 	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" && !namedPath || f.ModelFrom == "program" && !hasSize(f.Model) && !hasVariant(f.Model)) &&
 		f.BatchSize == 0 && f.Precision == "" {
 		// A shell script or inline code that names no model, batch or
@@ -1418,6 +1419,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	posModel := ""                      // a positional argument that is a model's name and nothing else
 	otherModel, otherFrom := "", ""     // a model's name alone under a flag no reader knows (--resnet_type resnet18)
 	outModel, outFrom := "", ""         // a sized model named by the output directory (--output ckpt/lora-qwen3vl-2b)
+	roleModel, roleFrom := "", ""       // a hub model a retrieval job's part is (--encoder facebook/contriever-msmarco)
 	sizeWord, sizeFrom := "", ""        // --preset base, --model_size large: the size of a family the program names
 	depth, depthFrom := "", ""          // --model-variant 50, --depth 110: the depth of a ResNet the flags name
 	algoModel, algoFrom := "", ""       // an RL algorithm (--algo ppo), standing in where nothing names a model
@@ -1892,6 +1894,8 @@ func argFeatures(f Features, args []string, l launch) Features {
 			otherModel, otherFrom = familyFlag(nk)+"-"+strings.ToLower(v), k+"="+v
 		case (sizeFlags[nk] || depthFlags[nk]) && depth == "" && isDigits(v) && len(v) <= 3:
 			depth, depthFrom = v, k
+		case roleModel == "" && roleFlag(nk) && hubID(strings.ToLower(v)):
+			roleModel, roleFrom = normModel(v), k
 		case runVarying[nk] && outModel == "":
 			if m := familyModel(path.Base(v)); m != "" && hasSize(m) {
 				outModel, outFrom = m, k
@@ -2018,6 +2022,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 		// a family of networks counted by depth, and its depth.
 		f.Model += depth
 		f.note("model", f.From["model"]+" and "+depthFrom+" "+depth)
+	}
+	if f.Model == "" && roleModel != "" {
+		// pyserini's --encoder, FlagEmbedding's --embedder_name_or_path,
+		// a reranker's --reranker_name_or_path: the one hub model the job runs.
+		f.Model, f.ModelFrom = roleModel, "flag"
+		f.note("model", roleFrom)
 	}
 	if f.Model == "" && outModel != "" {
 		// Where the run is written says what it trains, but is no claim.
@@ -3552,6 +3562,25 @@ func familyFlag(nk string) string {
 	return ""
 }
 
+// roleFlag reports whether a flag names a model by the part it plays in a
+// retrieval job, alone or with a model flag's words: --encoder,
+// --embedder_name_or_path, --reranker_model, --retriever_model_id.
+func roleFlag(nk string) bool {
+	role := false
+	for _, w := range strings.Split(nk, "_") {
+		switch {
+		case retrievalRoles[w] && !role:
+			role = true
+		case !modelHeads[w] && !modelQualifiers[w]:
+			return false
+		}
+	}
+	return role
+}
+
+// retrievalRoles are the parts a model plays in retrieval and ranking jobs.
+var retrievalRoles = set("encoder", "embedder", "reranker", "retriever")
+
 // modelFlag reports whether a flag names the model trained: one of
 // modelFlags, or a name built as those are, a word for a model (model,
 // arch, architecture, network) with words that say which copy it is or
@@ -3575,7 +3604,7 @@ func modelFlag(nk string) bool {
 }
 
 var (
-	modelHeads      = set("model", "models", "arch", "architecture", "network")
+	modelHeads      = set("model", "models", "arch", "architecture", "network", "net")
 	modelQualifiers = set("pretrained", "pretrain", "base", "init", "initial", "name", "id", "or", "path", "load",
 		"from", "type", "tag")
 )

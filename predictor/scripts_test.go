@@ -605,6 +605,26 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=vid`, `source /opt/mamba/bin/activate torch-2.10.0`, `python main.py`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "vid", ModelFrom: "path", GPUs: 1, JobName: "vid"},
 		},
+		"an RL agent's algorithm stands in, not its environment": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python cleanrl/ppo_atari_envpool.py --env-id Breakout-v5`),
+			want:   Features{Launcher: "python", Program: "ppo_atari_envpool.py", Model: "ppo", ModelFrom: "path", GPUs: 1},
+		},
+		"an RL job's name says its algorithm": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=PPO-Breakout`, `python main.py`),
+			want:   Features{Launcher: "python", Program: "main.py", Model: "ppo", ModelFrom: "path", GPUs: 1, JobName: "PPO-Breakout"},
+		},
+		"an LLM's PPO names the LLM": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python llama_ppo.py`),
+			want:   Features{Launcher: "python", Program: "llama_ppo.py", Model: "llama", ModelFrom: "path", GPUs: 1},
+		},
+		"a hidden shell script named for a family it trains": {
+			script: sh(`#SBATCH --gres=gpu:1`, `bash scripts/pretrain_bert.sh`),
+			want:   Features{Program: "pretrain_bert.sh", Model: "bert", ModelFrom: "path", GPUs: 1},
+		},
+		"a hidden shell script named for no model is not the launch": {
+			script: sh(`#SBATCH --gres=gpu:1`, `bash run.sh`),
+			want:   Features{GPUs: 1},
+		},
 		"LLaMA-Factory's environment names no llama": {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=crox`, `source ~/envs/llama_factory/bin/activate`, `llamafactory-cli train x.yaml`),
 			want: Features{Launcher: "python", Program: "llamafactory-cli train", Model: "crox", ModelFrom: "path", GPUs: 1,

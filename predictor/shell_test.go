@@ -322,6 +322,24 @@ func TestWrappers(t *testing.T) {
 			script: sh(`lighteval accelerate "model_name=Qwen/Qwen2.5-7B,dtype=float16" "leaderboard|truthfulqa:mc|0|0"`),
 			want:   Features{Launcher: "python", Program: "lighteval accelerate", Model: "qwen/qwen2.5-7b", ModelFrom: "flag", Precision: "fp16"},
 		},
+		"Nsight Systems profiles a shell script named for the family it trains": {
+			script: sh(`srun --prolog job_prolog.sh --epilog job_epilog.sh /usr/local/cuda/bin/nsys profile -t cuda,nvtx -s none -x true bert.sh`),
+			want:   Features{Launcher: "srun", Program: "bert.sh", Model: "bert", ModelFrom: "path"},
+		},
+		"a retrieval job's model under the part it plays": {
+			script: sh(`python -m pyserini.encode input --corpus c.jsonl output --embeddings e.faiss encoder --encoder facebook/contriever-msmarco --batch 64 --fp16`),
+			want: Features{Launcher: "python", Program: "-m pyserini.encode", Model: "facebook/contriever-msmarco", ModelFrom: "flag",
+				BatchSize: 64, Precision: "fp16"},
+		},
+		"a reranker's and an embedder's hub models": {
+			script: sh(`python -m reranking --model_class monoT5 --reranker_name_or_path cross-encoder/ms-marco-MiniLM-L-12-v2`,
+				`python mine.py --embedder_name_or_path BAAI/bge-m3`),
+			want: Features{Launcher: "python", Program: "-m reranking", Model: "cross-encoder/ms-marco-minilm-l-12-v2", ModelFrom: "flag"},
+		},
+		"--net_type and --depth": {
+			script: sh(`python train.py --net_type pyramidnet --depth 110 --alpha 64`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "pyramidnet110", ModelFrom: "flag"},
+		},
 		"Helmholtz's perun monitor runs the program": {
 			script: sh(`perun monitor src/model_training/train.py -c config/maskRCNN_train.yaml`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "maskrcnn", ModelFrom: "config"},

@@ -63,6 +63,9 @@ func workloadName(name string) string {
 		}
 		toks[i] = strings.ToLower(strings.Trim(t, "."))
 	}
+	if a := rlAlgorithm(strings.Join(toks, "_")); a != "" {
+		return a // PPO-Breakout: the agent's algorithm, on its environment
+	}
 	for i, t := range toks {
 		if !projectWord(t) || dataWords[t] {
 			continue
@@ -245,6 +248,29 @@ var (
 		"config", "cfg", "case", "ver", "base", "ckpt", "checkpoint")
 )
 
+// rlAlgorithm is the reinforcement-learning algorithm a name says it runs
+// (ppo_atari, train_ppo, pong_dqn_activity, PPO-Breakout), where it names
+// no model family: RL code names its agents so. "" for any other name, an
+// LLM's (llama_ppo) and GRPO's among them.
+func rlAlgorithm(name string) string {
+	toks := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	algo := ""
+	for _, t := range toks {
+		switch {
+		case rlAgents[t] && algo == "":
+			algo = t
+		case familyWord(t):
+			return ""
+		}
+	}
+	return algo
+}
+
+// rlAgents are the algorithms RL jobs are named for.
+var rlAgents = set("ppo", "appo", "sac", "dqn", "ddqn", "a2c", "a3c", "td3", "ddpg", "trpo", "impala", "rainbow", "cql", "iql")
+
 // trimWorkWords cuts the words any job uses from both ends of a program's
 // or directory's name (roberta-training is roberta, gcn_train is gcn,
 // trainParticleTransformer is ParticleTransformer, finetune_lora_cuda_fixed
@@ -252,6 +278,9 @@ var (
 func trimWorkWords(name string) string {
 	if placeholder(name) {
 		return "" // YOUR_CONFIG_HERE, your_working_directory
+	}
+	if a := rlAlgorithm(name); a != "" {
+		return a // ppo_atari: the agent's algorithm is what is trained
 	}
 	type span struct{ from, to int }
 	var words []span

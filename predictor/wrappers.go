@@ -168,6 +168,14 @@ outer:
 			}
 			i = skipOpts(words, i+2, set("no_capture_output", "live_stream", "v", "verbose", "debug", "a", "attach"), nil, true)
 			continue
+		case "nsys":
+			// Nsight Systems profiles the program it is given: nsys profile
+			// -t cuda,nvtx -s none -x true bert.sh (its options take values).
+			if next != "profile" && next != "launch" {
+				break
+			}
+			i = skipOpts(words, i+2, set("w", "wait"), nil, true)
+			continue
 		case "perun":
 			// Helmholtz's energy monitor: perun monitor train.py -c cfg.yaml
 			// runs the program (a Python file, or -b/--binary any program).
