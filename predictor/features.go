@@ -2535,7 +2535,7 @@ var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "ph
 	"mask2former", "electra", "xlnet", "albert", "distilbert", "densenet", "vgg", "mobilenet", "regnet", "deit",
 	"beit", "siglip", "olmoe", "dbrx", "rwkv", "mamba", "bloomz", "flan", "ernie", "minicpm", "idefics", "pixtral",
 	"yolo", "sam2", "stable-diffusion", "pi0", "blenderbot", "pegasus", "mbart", "marian", "longformer", "bigbird",
-	"esm2", "videomae", "swinv2", "wrn", "shufflenet", "squeezenet", "stylegan", "mt5", "umt5", "byt5"}
+	"esm2", "videomae", "swinv2", "wrn", "shufflenet", "squeezenet", "stylegan", "mt5", "umt5", "byt5", "nllb", "minilm", "mpnet"}
 
 // archModels are architectures whose name alone names the model, as a
 // family's does not (llama names no model, schnet does): interatomic

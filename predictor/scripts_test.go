@@ -116,6 +116,8 @@ func TestFamilyModel(t *testing.T) {
 		"roberta-v1":                                      "roberta", // the run's version
 		"llama3_v2_run":                                   "llama3",
 		"config/model/vit_mae/vit_mae.yaml":               "vit-mae",
+		"fine_tune_nllb_huggingface":                      "nllb",
+		"paraphrase-mpnet-base-v2":                        "mpnet-base",
 		"inference_Qwen2VL_Instruct_7B":                   "qwen2-vl-7b-instruct", // the tuning before the size
 		"mymodel-350m":                                    "mymodel-350m",
 		"recipes/llama-3/sft/config_70b_eng.yaml":         "llama-3-70b",
