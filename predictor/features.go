@@ -1894,7 +1894,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 			otherModel, otherFrom = familyFlag(nk)+"-"+strings.ToLower(v), k+"="+v
 		case (sizeFlags[nk] || depthFlags[nk]) && depth == "" && isDigits(v) && len(v) <= 3:
 			depth, depthFrom = v, k
-		case roleModel == "" && roleFlag(nk) && hubID(strings.ToLower(v)):
+		case roleModel == "" && roleFlag(nk) && (hubID(strings.ToLower(v)) || namesAModel(familyModel(v))):
 			roleModel, roleFrom = normModel(v), k
 		case runVarying[nk] && outModel == "":
 			if m := familyModel(path.Base(v)); m != "" && hasSize(m) {

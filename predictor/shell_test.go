@@ -336,6 +336,10 @@ func TestWrappers(t *testing.T) {
 				`python mine.py --embedder_name_or_path BAAI/bge-m3`),
 			want: Features{Launcher: "python", Program: "-m reranking", Model: "cross-encoder/ms-marco-minilm-l-12-v2", ModelFrom: "flag"},
 		},
+		"a retriever's model named by its family, through a variable": {
+			script: sh(`mo=bert-base-multilingual-cased`, `srun python3 contriever/train.py --model_path none --retriever_model_id $mo --pooling average`),
+			want:   Features{Launcher: "srun", Program: "train.py", Model: "bert-base-multilingual-cased", ModelFrom: "flag"},
+		},
 		"--net_type and --depth": {
 			script: sh(`python train.py --net_type pyramidnet --depth 110 --alpha 64`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "pyramidnet110", ModelFrom: "flag"},
