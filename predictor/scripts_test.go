@@ -611,6 +611,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `python cleanrl/ppo_atari_envpool.py --env-id Breakout-v5`),
 			want:   Features{Launcher: "python", Program: "ppo_atari_envpool.py", Model: "ppo", ModelFrom: "path", GPUs: 1},
 		},
+		"an RL library's name is no work's": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=atari_cleanrl_gpu`, `python src/ppo_atari.py --track`),
+			want:   Features{Launcher: "python", Program: "ppo_atari.py", Model: "ppo", ModelFrom: "path", GPUs: 1, JobName: "atari_cleanrl_gpu"},
+		},
 		"an RL job's name says its algorithm": {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=PPO-Breakout`, `python main.py`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "ppo", ModelFrom: "path", GPUs: 1, JobName: "PPO-Breakout"},

@@ -206,6 +206,7 @@ var (
 		"singlegpu", "gpu", "gpus", "cpu", "size", "sizes", "cuda", "nccl", "mpi", "ddp", "fsdp", "deepspeed", "horovod",
 		"accelerate", "lightning", "pytorch", "torch", "tensorflow", "keras", "jax", "flax", "hf", "huggingface", "ray",
 		"transformers", "peft", "trl", "tf", "pt", "vllm", "megatron", "nemo", "torchrun", "distributed", "parallel",
+		"cleanrl", "rllib", "sb3",
 		"pipeline", "inference", "validation", "val", "valid", "testing", "tests", "evaluation", "eval",
 		"predict", "prediction", "score", "scoring", "benchmark", "bench", "results", "result", "output",
 		"outputs", "logs", "log", "checkpoint", "ckpt", "resume", "continue", "restart", "retrain", "lora",
