@@ -444,11 +444,15 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 	// Llama-2-13b); a family word alone (qwen-lora, granite_ft) names none,
 	// where one with its version (train_pi0) does; a generation alone
 	// (qwen1.5, llama3.1) does not.
-	if m := familyModel(withoutRunCounter(f.JobName)); namesAModel(m) {
-		weak := f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" || bareFamily(f.Model)
-		if weak && (f.ModelFrom != "program" || hasSize(m) && !hasSize(f.Model)) || sizes(m, f.Model) {
-			f.Model, f.ModelFrom = m, "job_name"
-			f.note("model", jobNameSource)
+	// The output file's name is read so too, after the job's (#SBATCH -o
+	// llama2-pendulum.out beside a job named pendulum-llama).
+	for _, n := range []struct{ name, from string }{{f.JobName, jobNameSource}, {outputName(sbatch), "#SBATCH --output"}} {
+		if m := familyModel(withoutRunCounter(n.name)); namesAModel(m) && f.ModelFrom != "job_name" {
+			weak := f.Model == "" || f.ModelFrom == "path" || f.ModelFrom == "program" || bareFamily(f.Model)
+			if weak && (f.ModelFrom != "program" || hasSize(m) && !hasSize(f.Model)) || sizes(m, f.Model) {
+				f.Model, f.ModelFrom = m, "job_name"
+				f.note("model", n.from)
+			}
 		}
 	}
 	// The script's prose, read once for the two readings below and only
@@ -3889,6 +3893,25 @@ func isCodeDir(base string) bool {
 	}
 	i := strings.LastIndexAny(base, "_-")
 	return i > 0 && (base[i+1:] == "scripts" || base[i+1:] == "code")
+}
+
+// outputName is the name a job's #SBATCH --output file gives its run:
+// the file's name without its directories, extension and Slurm's
+// patterns (logs/llama2-7b-%j.out is llama2-7b); "" where there is none or
+// it is the job's name (%x).
+func outputName(opts []Option) string {
+	v, ok := Script{Sbatch: opts}.SbatchValue("--output", "-o")
+	if !ok || strings.Contains(v, "%x") {
+		return ""
+	}
+	v = path.Base(v)
+	if i := strings.IndexByte(v, '.'); i > 0 {
+		v = v[:i] // llama2-pendulum.out, qdt_vit.o%J
+	}
+	for _, p := range []string{"%j", "%J", "%A", "%a", "%N", "%n", "%t", "%u", "%s"} {
+		v = strings.ReplaceAll(v, p, "")
+	}
+	return strings.Trim(v, "_-")
 }
 
 // sbatchFeatures fills GPU count and type, job name, account and partition

@@ -607,6 +607,16 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=vid`, `source /opt/mamba/bin/activate torch-2.10.0`, `python main.py`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "vid", ModelFrom: "path", GPUs: 1, JobName: "vid"},
 		},
+		"the output file's name, read as the job's is, after it": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=pendulum-llama`, `#SBATCH --output=logs/llama2-pendulum.out`,
+				`python src/run_sft.py recipes/config_lora_llama.yaml`),
+			want: Features{Launcher: "python", Program: "run_sft.py", Model: "llama2", ModelFrom: "job_name", GPUs: 1, JobName: "pendulum-llama"},
+		},
+		"an output file named for the job (%x) says nothing more": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=pendulum-llama`, `#SBATCH --output=logs/%x-llama2-%j.out`,
+				`python src/run_sft.py recipes/config_lora_llama.yaml`),
+			want: Features{Launcher: "python", Program: "run_sft.py", Model: "llama", ModelFrom: "config", GPUs: 1, JobName: "pendulum-llama"},
+		},
 		"an RL agent's algorithm stands in, not its environment": {
 			script: sh(`#SBATCH --gres=gpu:1`, `python cleanrl/ppo_atari_envpool.py --env-id Breakout-v5`),
 			want:   Features{Launcher: "python", Program: "ppo_atari_envpool.py", Model: "ppo", ModelFrom: "path", GPUs: 1},
