@@ -1719,7 +1719,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 				// weights file named for its model.
 				f.Model, f.ModelFrom = m, "flag"
 				f.note("model", k)
-			} else if m := normModel(v); validModel(m) && !(inRunDir(v) && familyModel(m) == "") &&
+			} else if m := withoutDataPrefix(normModel(v)); validModel(m) && !(inRunDir(v) && familyModel(m) == "") &&
 				!(f.ModelFrom == "flag" && (hubID(f.Model) && !hubID(m) && !hasSize(m) || weightsExt(v) != "")) {
 				// (A model a flag named stays over the run's name for it:
 				// --model facebook/bart-large --model_name bart_cnndm_2_half,
@@ -2965,8 +2965,9 @@ func sizes(sized, bare string) bool {
 		return false
 	}
 	// A family word, or a family and its version alone (gpt2, llama2), is
-	// sized by a variant too: gpt2-large.
-	return hasSize(sized) && !hasSize(bare) || (bareFamily(bare) || !strings.Contains(bare, "-")) && strings.HasPrefix(sized, bare+"-")
+	// sized by a variant too: gpt2-large; a YOLO by its scale: yolo11x.
+	return hasSize(sized) && !hasSize(bare) || (bareFamily(bare) || !strings.Contains(bare, "-")) && strings.HasPrefix(sized, bare+"-") ||
+		strings.HasPrefix(bare, "yolo") && yoloScale(strings.TrimPrefix(sized, "yolo")) && !yoloScale(strings.TrimPrefix(bare, "yolo"))
 }
 
 // SquashModel drops the separators that spellings of one model differ in:
@@ -3346,6 +3347,17 @@ func normModel(v string) string {
 		v = trimMethodTail(v)
 	}
 	return v
+}
+
+// withoutDataPrefix drops the data set a model's name starts with
+// (--model cifar100_resnet56, a registry's model built for it; Hydra's
+// model=mnist_mlp, an MLP's config for it); a hub id and a name that is
+// the data set alone are kept.
+func withoutDataPrefix(m string) string {
+	if i := strings.IndexAny(m, "_-"); i > 0 && !strings.Contains(m, "/") && dataWords[m[:i]] && hasLetter(m[i+1:]) {
+		return m[i+1:]
+	}
+	return m
 }
 
 // hubID reports whether a model name is a Hugging Face hub id: org/name.

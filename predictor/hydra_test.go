@@ -97,7 +97,7 @@ func TestHydraComposition(t *testing.T) {
 	}{
 		"the primary's defaults: a model group's option": {
 			script: sh(`python src/train.py trainer.max_epochs=20`),
-			want:   Features{Launcher: "python", Program: "train.py", Model: "mnist_mlp", ModelFrom: "flag", BatchSize: 256, Epochs: 20},
+			want:   Features{Launcher: "python", Program: "train.py", Model: "mlp", ModelFrom: "flag", BatchSize: 256, Epochs: 20},
 			from:   map[string]string{"model": "line 2: train.yaml defaults: model", "batch_size": "line 2: mnist.yaml: data.batch_size"},
 			rounds: 3, // the program; its primary config; the groups it chooses
 		},

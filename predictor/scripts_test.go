@@ -617,6 +617,14 @@ func TestNamesSitesUse(t *testing.T) {
 				`python src/run_sft.py recipes/config_lora_llama.yaml`),
 			want: Features{Launcher: "python", Program: "run_sft.py", Model: "llama", ModelFrom: "config", GPUs: 1, JobName: "pendulum-llama"},
 		},
+		"a job name's YOLO scale sizes the program's YOLO": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=f-Yolo11x-+50k`, `srun ./yolo11_resume.sh`),
+			want:   Features{Launcher: "srun", Program: "yolo11_resume.sh", Model: "yolo11x", ModelFrom: "job_name", GPUs: 1, JobName: "f-Yolo11x-+50k"},
+		},
+		"a registry's model name for a data set is the model's": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python train_cifar.py --model cifar100_usvgg13_bn --dataset cifar100`),
+			want:   Features{Launcher: "python", Program: "train_cifar.py", Model: "usvgg13_bn", ModelFrom: "flag", GPUs: 1},
+		},
 		"an RL agent's algorithm stands in, not its environment": {
 			script: sh(`#SBATCH --gres=gpu:1`, `python cleanrl/ppo_atari_envpool.py --env-id Breakout-v5`),
 			want:   Features{Launcher: "python", Program: "ppo_atari_envpool.py", Model: "ppo", ModelFrom: "path", GPUs: 1},
