@@ -1423,7 +1423,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	posModel := ""                      // a positional argument that is a model's name and nothing else
 	otherModel, otherFrom := "", ""     // a model's name alone under a flag no reader knows (--resnet_type resnet18)
 	outModel, outFrom := "", ""         // a sized model named by the output directory (--output ckpt/lora-qwen3vl-2b)
-	roleModel, roleFrom := "", ""       // a hub model a retrieval job's part is (--encoder facebook/contriever-msmarco)
+	roleModel, roleFrom := "", ""       // the model a retrieval job's part is (--encoder facebook/contriever-msmarco)
 	sizeWord, sizeFrom := "", ""        // --preset base, --model_size large: the size of a family the program names
 	depth, depthFrom := "", ""          // --model-variant 50, --depth 110: the depth of a ResNet the flags name
 	algoModel, algoFrom := "", ""       // an RL algorithm (--algo ppo), standing in where nothing names a model
@@ -2029,7 +2029,7 @@ func argFeatures(f Features, args []string, l launch) Features {
 	}
 	if f.Model == "" && roleModel != "" {
 		// pyserini's --encoder, FlagEmbedding's --embedder_name_or_path,
-		// a reranker's --reranker_name_or_path: the one hub model the job runs.
+		// a reranker's --reranker_name_or_path: the one model the job runs.
 		f.Model, f.ModelFrom = roleModel, "flag"
 		f.note("model", roleFrom)
 	}
@@ -3917,13 +3917,13 @@ func outputName(opts []Option) string {
 		return ""
 	}
 	v = path.Base(v)
-	if i := strings.IndexByte(v, '.'); i > 0 {
-		v = v[:i] // llama2-pendulum.out, qdt_vit.o%J
-	}
 	for _, p := range []string{"%j", "%J", "%A", "%a", "%N", "%n", "%t", "%u", "%s"} {
 		v = strings.ReplaceAll(v, p, "")
 	}
-	return strings.Trim(v, "_-")
+	if i := strings.LastIndexByte(v, '.'); i >= 0 {
+		v = v[:i] // llama-3.1-8b.out, qdt_vit.o%J
+	}
+	return strings.Trim(v, "_-.")
 }
 
 // sbatchFeatures fills GPU count and type, job name, account and partition

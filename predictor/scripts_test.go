@@ -612,6 +612,10 @@ func TestNamesSitesUse(t *testing.T) {
 				`python src/run_sft.py recipes/config_lora_llama.yaml`),
 			want: Features{Launcher: "python", Program: "run_sft.py", Model: "llama2", ModelFrom: "job_name", GPUs: 1, JobName: "pendulum-llama"},
 		},
+		"an output file's version dots and Slurm's patterns": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH -o slurm/llama-3.1-8b-%A_%a.out`, `python sft.py`),
+			want:   Features{Launcher: "python", Program: "sft.py", Model: "llama-3.1-8b", ModelFrom: "job_name", GPUs: 1},
+		},
 		"an output file named for the job (%x) says nothing more": {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=pendulum-llama`, `#SBATCH --output=logs/%x-llama2-%j.out`,
 				`python src/run_sft.py recipes/config_lora_llama.yaml`),

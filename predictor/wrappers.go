@@ -170,11 +170,11 @@ outer:
 			continue
 		case "nsys":
 			// Nsight Systems profiles the program it is given: nsys profile
-			// -t cuda,nvtx -s none -x true bert.sh (its options take values).
+			// -t cuda,nvtx -s none -x true bert.sh (its options all take values).
 			if next != "profile" && next != "launch" {
 				break
 			}
-			i = skipOpts(words, i+2, set("w", "wait"), nil, true)
+			i = skipOpts(words, i+2, nil, nil, true)
 			continue
 		case "perun":
 			// Helmholtz's energy monitor: perun monitor train.py -c cfg.yaml
