@@ -3583,7 +3583,7 @@ func familyFlag(nk string) string {
 // --embedder_name_or_path, --reranker_model, --retriever_model_id.
 func roleFlag(nk string) bool {
 	role := false
-	for _, w := range strings.Split(nk, "_") {
+	for w := range strings.SplitSeq(nk, "_") {
 		switch {
 		case retrievalRoles[w] && !role:
 			role = true

@@ -254,11 +254,10 @@ var (
 // no model family: RL code names its agents so. "" for any other name, an
 // LLM's (llama_ppo) and GRPO's among them.
 func rlAlgorithm(name string) string {
-	toks := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
 	algo := ""
-	for _, t := range toks {
+	for t := range strings.FieldsFuncSeq(strings.ToLower(name), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
 		switch {
 		case rlAgents[t] && algo == "":
 			algo = t
