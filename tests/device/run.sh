@@ -67,6 +67,9 @@ for script in "${jobs[@]}"; do
 done
 kill $agent
 wait $agent 2>/dev/null
+# The driver's own per-process figures (pid, most memory, time in ms), to
+# set beside the node's report; they go when accounting is turned off.
+nvidia-smi -i 0 --query-accounted-apps=pid,max_memory_usage,time --format=csv >"$out/accounted.csv" 2>&1
 cp "$work/node.db" "$out/node.db"
 # One JSON object per job: the script, what PyTorch saw, the node's report.
 python3 - "$work" "$out/results.json" <<'PY'
