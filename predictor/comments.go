@@ -61,6 +61,12 @@ func commentProse(line string) (string, bool) {
 		}
 	}
 	words := strings.Fields(t)
+	for len(words) > 0 && rule(words[0]) {
+		words = words[1:] // "# === Gemma 3 4B-IT fine-tuning ===": a banner's rules
+	}
+	for len(words) > 0 && rule(words[len(words)-1]) {
+		words = words[:len(words)-1]
+	}
 	if len(words) > 0 && exampleWords[strings.ToLower(strings.TrimRight(words[0], ":."))] {
 		words = words[1:] // "# Example: sbatch train.sh meta-llama/Llama-2-70b-hf" is code
 		if len(words) > 0 && isDigits(strings.TrimRight(words[0], ":.)")) {
@@ -120,6 +126,11 @@ func echoProse(line string) (string, bool) {
 		return "", false // one quoted message, nothing after it
 	}
 	return commentProse("# " + rest[1:len(rest)-1])
+}
+
+// rule reports whether a word is a banner's rule: ===, ----, ***.
+func rule(w string) bool {
+	return len(w) > 1 && strings.Trim(w, "=-*~#") == ""
 }
 
 // exampleWords introduce a command in a comment.

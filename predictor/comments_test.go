@@ -46,6 +46,8 @@ func TestCommentModel(t *testing.T) {
 		{"a directive", "#SBATCH --job-name=llama-2-7b\n", "", 0},
 		{"code, not a comment", "echo llama-2-7b\n", "", 0},
 		{"a message the script logs", "python prep.py\necho \"Step 2: Fine-tuning T5-small for simplification...\"\n", "t5-small", 2},
+		{"a banner the script logs", "echo \"=== Gemma 3 4B-IT Fine-tuning Pipeline ===\"\n", "gemma-3-4b-it", 1},
+		{"a banner comment", "# ----- Llama 3.1 8B SFT -----\n", "llama-3.1-8b", 1},
 		{"a message with an expansion", "echo \"Fine-tuning Llama-2-7B on $DATA\"\n", "", 0},
 		{"a message written to a file", "echo 'Fine-tune Qwen2.5-7B' > notes.txt\n", "", 0},
 		{"a logged command", "echo \"python train.py --model gpt2-xl\"\n", "", 0},

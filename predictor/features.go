@@ -1805,6 +1805,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !strings.Contains(args[i+1], "=") {
 				i++
 			}
+		case nk == "pretrained" && f.ModelFrom == "flag" && !strings.Contains(v, "/") && familyModel(v) == "":
+			// open_clip's --model ViT-B-16 --pretrained laion2b_s34b_b88k:
+			// the weights' tag for the model the flag before named.
 		case modelFlag(nk) && !isNumber(v) && !(nk == "model_type" && f.Model != ""):
 			if m := familyModel(path.Base(v)); weightsExt(v) != "" && m != "" && !bareFamily(m) && validModel(m) {
 				// --weights yolov7_training.pt, resnet50_imagenet.pth: a
@@ -2495,7 +2498,8 @@ var notModels = set("singularity", "apptainer", "docker", "podman", "podman-hpc"
 	"echo", "hostname", "sleep", "module", "tune", "lightning", "composer", "nsys", "ncu", "true", "none", "null",
 	"pytest", "jupyter", "tensorboard", "wandb", "huggingface-cli", "hf", "git", "cat", "tee", "run", "train",
 	"scratch", "resume", "random", // nanoGPT's --init_from=scratch: no model named
-	"both", "all", "default", "auto", "custom", "any", "other", "same") // model=both: a choice among the program's own
+	"both", "all", "default", "auto", "custom", "any", "other", "same", // model=both: a choice among the program's own
+	"openai", "facebook", "google", "microsoft", "meta", "nvidia", "laion", "imagenet") // --pretrained openai: whose weights, not which model
 
 // placeholder reports whether a name is one a shared script leaves for
 // its user to fill in: your_working_directory, your-model, path_to_ckpt,
@@ -2525,6 +2529,7 @@ func validModel(m string) bool {
 		templateHole(m) || strings.Contains(strings.TrimRight(m, "+"), "+") || // joint+morph: a combination, no model's name (dimenet++ is one)
 		isBoolWord(m) || variantWords[m] || isSize(m) || // pretrained=False, model=small: a switch or a size, no model
 		dimensionWord(m) || // --model_type 3d: how many dimensions, no model
+		len(m) == 2 && m[0] == 'b' && isDigits(m[1:]) || // --MODEL b6: EfficientNet's scale, no model alone
 		placeholder(path.Base(m)) {
 		return false
 	}
@@ -2783,7 +2788,10 @@ var archModels = []string{"schnet", "painn", "dimenet", "nequip", "mace", "egnn"
 	"graphsage", "graphormer", "rfdiffusion", "diffdock", "equibind", "pointpillars", "votenet",
 	// Time series and recommendation.
 	"informer", "autoformer", "fedformer", "patchtst", "timesnet", "deepfm", "dlrm", "sasrec", "bert4rec", "lightgcn",
-	"tabnet", "reformer", "santacoder"}
+	"tabnet", "reformer", "santacoder",
+	// Operator learning, physics-informed and spatiotemporal networks,
+	// retrieval, segmentation and RL as their codebases name them.
+	"fno", "pinn", "convlstm", "roformer", "colbert", "nnunet", "dqn"}
 
 // isArch is archModels as a set.
 var isArch = set(archModels...)
@@ -2852,11 +2860,11 @@ func familyModel(s string) string {
 				continue
 			}
 			rest := t[len(m):]
-			if isArch[m] && len(rest) > 1 {
+			if isArch[m] && len(rest) > 1 && !dimensionWord(rest) {
 				continue // pointnet2 and fastspeech2 are versions, pointnet12 a run's counter
 			}
-			if versionTail(rest) || isSize(rest) || m == "yolo" && yoloScale(rest) {
-				fam = t // llama3, resnet50, smollm3b, yolov8m
+			if versionTail(rest) || isSize(rest) || m == "yolo" && yoloScale(rest) || dimensionWord(rest) {
+				fam = t // llama3, resnet50, smollm3b, yolov8m; fno2d and unet3d, in as many dimensions
 				if v, ok := runInVersions[t]; ok {
 					fam = v // qwen25 is qwen2.5, llama31 llama3.1
 				}
@@ -3052,8 +3060,8 @@ func pathAfterWord(s string, i int, sep func(rune) bool) string {
 // at least before it, so that counters (exp3b, run1b) are no model.
 func runInBillions(t string) string {
 	i := strings.IndexFunc(t, func(r rune) bool { return r >= '0' && r <= '9' })
-	if i < 4 || !strings.HasSuffix(t, "b") || !isSize(t[i:]) || lowerLetters(t[:i]) != i {
-		return ""
+	if i < 4 || !strings.HasSuffix(t, "b") || !isSize(t[i:]) || lowerLetters(t[:i]) != i || dataWords[t[:i]] {
+		return "" // laion2b and datacomp1b count a data set's samples
 	}
 	return t[:i] + "-" + t[i:]
 }

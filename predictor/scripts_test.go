@@ -104,7 +104,12 @@ func TestFamilyModel(t *testing.T) {
 		"llama_2_7b_chat":                                 "llama-2-7b-chat",
 		"configs/bert_base_uncased.yaml":                  "bert-base-uncased", // its vocabulary's case: two models
 		"configs/latent-diffusion/celebahq-ldm-vq-4.yaml": "ldm-vq-4",          // an LDM by its first stage
-		"LDM_p/train_unet3d":                              "",
+		"LDM_p/train_unet3d":                              "unet3d",            // a 3D U-Net; ldm alone names no model
+		"fno2d_darcy_test.py":                             "fno2d",             // an architecture in as many dimensions
+		"wa_imerg_convLSTM.py":                            "convlstm",
+		"parametric_pinn_2d.py":                           "pinn",
+		"inference_frcnn.py":                              "faster-rcnn", // a detector's short name
+		"laion2b_s34b_b88k":                               "",            // a data set's samples, not a model's size
 		"dense_net121":                                    "densenet121",
 		"pres_net_small":                                  "", // "res" must begin a word
 		"train_ZINC_270M_atomwise_LlamaTiny":              "llama-tiny",
@@ -985,6 +990,24 @@ func TestArchitectureNames(t *testing.T) {
 		"a Lightning program's nodes and devices": {
 			script: sh(`#SBATCH --nodes=8`, `#SBATCH --ntasks-per-node=4`, `srun python pretrain.py --accelerator gpu --nodes $SLURM_JOB_NUM_NODES --devices $SLURM_NTASKS_PER_NODE --batch-size 32`),
 			want:   Features{Launcher: "srun", Program: "pretrain.py", GPUs: 32, BatchSize: 32},
+		},
+		"an architecture's project directory": {
+			script: sh(`#SBATCH --gres=gpu:k40:1`, `mpirun -np 8 ~/env/bin/python ~/projects/nnUNet/nnunet/run/run_training.py 3d_fullres nnUNetTrainerV2 2 0`),
+			want: Features{Launcher: "mpirun", Program: "run_training.py", Model: "nnunet", ModelFrom: "path", GPUs: 1,
+				GPUType: "k40"},
+		},
+		"open_clip's pretrained tag is whose weights": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python -m open_clip_train.main --model ViT-B-16 --pretrained "openai" --batch-size 32`),
+			want: Features{Launcher: "python", Program: "-m open_clip_train.main", Model: "vit-b-16", ModelFrom: "flag", GPUs: 1,
+				BatchSize: 32},
+		},
+		"open_clip's pretrained tag names a data set": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python -m open_clip_train.main --model ViT-B-16 --pretrained laion2b_s34b_b88k`),
+			want:   Features{Launcher: "python", Program: "-m open_clip_train.main", Model: "vit-b-16", ModelFrom: "flag", GPUs: 1},
+		},
+		"a scale alone is no model": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python train.py --BACKBONE effnet --MODEL b6`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "effnet", ModelFrom: "flag", GPUs: 1},
 		},
 		"a two-word TinyLlama": {
 			script: sh(`#SBATCH --gres=gpu:8`, `torchrun --nproc_per_node=8 run_train.py --config-file examples/config_tiny_llama.yaml`),

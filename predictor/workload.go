@@ -236,7 +236,7 @@ var (
 		"voc", "cityscapes", "ade20k", "kitti", "nuscenes", "waymo", "shakespeare", "wikitext", "openwebtext", "owt",
 		"pile", "glue", "superglue", "squad", "imdb", "sst2", "mnli", "qqp", "librispeech", "commonvoice", "era5",
 		"celeba", "celebahq", "ffhq", "lsun", "gsm8k", "alpaca", "dolly", "redpajama", "fineweb", "slimpajama",
-		"hotpotqa", "mmlu", "humaneval", "ultrachat", "sharegpt", "laion", "cc3m", "cc12m", "kinetics", "ucf101",
+		"hotpotqa", "mmlu", "humaneval", "ultrachat", "sharegpt", "laion", "datacomp", "coyo", "cc3m", "cc12m", "kinetics", "ucf101",
 		"zinc", "qm9", "md17", "tox21", "pdbbind", "mvtec", "mvtecad", "mvtecloco", "modelnet", "modelnet40", "shapenet",
 		"scannet", "s3dis",
 		// reinforcement learning's environments and suites
