@@ -193,7 +193,8 @@ var (
 		"max_sentences"}, // fairseq's sentences per GPU
 		perGPUBatchFlags...)...)
 	// evalBatchFlags give the batch of a job that only evaluates.
-	evalBatchFlags   = set("per_device_eval_batch_size", "eval_batch_size", "per_gpu_eval_batch_size")
+	evalBatchFlags = set("per_device_eval_batch_size", "eval_batch_size", "per_gpu_eval_batch_size", "infer_batch_size",
+		"inference_batch_size", "test_batch_size", "predict_batch_size")
 	globalBatchFlags = set("global_batch_size", "gbs", "global_bs", "total_batch_size")
 	seqFlags         = set("seq_len", "seq_length", "max_seq_length", "max_seq_len", "block_size",
 		"max_length", "sequence_length", "sequence_len", "context_length", "encoder_seq_length", "max_position_embeddings", "bptt", "cutoff_len")
@@ -928,11 +929,8 @@ func launchScore(f Features) int {
 	if f.Precision != "" || f.GPUs > 0 || f.Steps > 0 || f.Epochs > 0 {
 		s++
 	}
-	for _, w := range strings.FieldsFunc(strings.ToLower(f.Program), func(r rune) bool { return r == ' ' || r == '.' }) {
-		if strings.HasPrefix(w, "train") || strings.HasPrefix(w, "finetune") || strings.HasPrefix(w, "pretrain") || w == "sft" {
-			s++ // train.py after data/prepare.py, llamafactory-cli train: the training program is the launch
-			break
-		}
+	if trainingProgram(f.Program) {
+		s++ // train.py after data/prepare.py, llamafactory-cli train: the training program is the launch
 	}
 	stem := programStem(f.Program)
 	words := strings.FieldsFunc(stem, func(r rune) bool { return r == '_' || r == '-' })
@@ -943,6 +941,17 @@ func launchScore(f Features) int {
 		s-- // pytorch_info_cuda.py, smiles_preprocessing.py, then the model's program
 	}
 	return s
+}
+
+// trainingProgram reports whether a program's name says it trains:
+// train.py, finetune_lora.py, llamafactory-cli train, run_sft.py.
+func trainingProgram(program string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(program), func(r rune) bool { return r == ' ' || r == '.' }) {
+		if strings.HasPrefix(w, "train") || strings.HasPrefix(w, "finetune") || strings.HasPrefix(w, "pretrain") || w == "sft" {
+			return true
+		}
+	}
+	return false
 }
 
 // prepPrograms name programs that check the machine or prepare the data
@@ -2079,8 +2088,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 			f.note("batch_size", from)
 		}
 	}
-	if f.BatchSize == 0 && evalBatch > 0 {
-		f.BatchSize = evalBatch // an evaluation job's only batch
+	if f.BatchSize == 0 && evalBatch > 0 && !trainingProgram(f.Program) {
+		// An evaluation job's only batch (eval.py --infer_batch_size 16);
+		// a training program's evaluation batch is not its own.
+		f.BatchSize = evalBatch
 		f.note("batch_size", evalBatchFrom)
 	}
 	if fp8 && f.Precision != "fp8" {

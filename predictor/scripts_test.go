@@ -505,6 +505,14 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python main.py --plm_path /data/plms/bert-base-uncased --train_batch_size 8 --eval_batch_size 8`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "bert-base-uncased", ModelFrom: "flag", BatchSize: 8},
 		},
+		"an evaluation program's inference batch is its batch": {
+			script: sh(`python3 eval.py --resume logs/run1/best_model.pth --infer_batch_size 16 --backbone resnet18`),
+			want:   Features{Launcher: "python", Program: "eval.py", Model: "resnet18", ModelFrom: "flag", BatchSize: 16},
+		},
+		"a training program's evaluation batch is not its own": {
+			script: sh(`python -u train.py loss=dpo model=qwen n_epochs=8 eval_batch_size=2`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "qwen", ModelFrom: "flag", Epochs: 8},
+		},
 		"a model flag no list names, built of a model word and how it is given": {
 			script: sh(`python main.py --base 50 --pretrained_model_name dino-vitb16 --data_dir datasets/cifar100`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "dino-vitb16", ModelFrom: "flag"},
