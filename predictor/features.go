@@ -308,6 +308,7 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 	}
 	var downloads []string // the models the job fetches from the hub
 	var downloadLine uint
+	flagModels := map[string][]string{} // each program's models, as the launches it waits for name them
 	onCommand := func(c command) {
 		if id, ok := downloadedModel(c.words); ok {
 			// Fetching the model is no launch: it says which model the
@@ -344,6 +345,9 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			}
 		}
 		cf.atLine(c.line)
+		if ok && cf.ModelFrom == "flag" && !c.background && !slices.Contains(flagModels[cf.Program], cf.Model) {
+			flagModels[cf.Program] = append(flagModels[cf.Program], cf.Model)
+		}
 		switch {
 		case !ok:
 		case !found || launchScore(cf) > launchScore(f):
@@ -393,6 +397,13 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 		// No command of the script's own is a launch: the file it sources
 		// last does the work, with the variables set before it.
 		onCommand(*r.hiddenRun)
+	}
+	if ms := flagModels[f.Program]; f.ModelFrom == "flag" && len(ms) > 1 {
+		// train.py -M alexnet, then -M googlenet, then -M resnet18: the
+		// job runs several models, none of them the job's.
+		f.Model, f.ModelFrom = "", ""
+		delete(f.From, "model")
+		f.Unknown = addUnknown(f.Unknown, "model")
 	}
 	if spread && f.GPUs > 0 {
 		if n, from := nodeCount(Script{Sbatch: sbatch}); n > 1 {

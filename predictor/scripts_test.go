@@ -505,6 +505,20 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python main.py --plm_path /data/plms/bert-base-uncased --train_batch_size 8 --eval_batch_size 8`),
 			want:   Features{Launcher: "python", Program: "main.py", Model: "bert-base-uncased", ModelFrom: "flag", BatchSize: 8},
 		},
+		"one program run on several models in turn runs none of them alone": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python src/train.py --model alexnet --epochs 10`, `python src/train.py --model resnet18 --epochs 10`,
+				`python src/train.py --model densenet121 --epochs 10`),
+			want: Features{Launcher: "python", Program: "train.py", GPUs: 1, Epochs: 10, Unknown: []string{"model"}},
+		},
+		"the same model trained then evaluated is the job's": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python train.py --model resnet18 --epochs 10`, `python train.py --model resnet18 --eval`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet18", ModelFrom: "flag", GPUs: 1, Epochs: 10},
+		},
+		"a server beside the job's model is not another run": {
+			script: sh(`#SBATCH --gres=gpu:4`, `python -m sglang.launch_server --model-path /models/crrrocq_base --tp-size 2 &`,
+				`python -m sglang.launch_server --model-path /hub/Qwen3-Embedding-4B --tp-size 2 --is-embedding &`, `wait`),
+			want: Features{Launcher: "python", Program: "-m sglang.launch_server", Model: "crrrocq_base", ModelFrom: "flag", GPUs: 4},
+		},
 		"an evaluation program's inference batch is its batch": {
 			script: sh(`python3 eval.py --resume logs/run1/best_model.pth --infer_batch_size 16 --backbone resnet18`),
 			want:   Features{Launcher: "python", Program: "eval.py", Model: "resnet18", ModelFrom: "flag", BatchSize: 16},

@@ -74,6 +74,9 @@ type command struct {
 	// bash -c, eval or a function, the line that runs it); 0 when the
 	// script was read in pieces.
 	line uint
+	// background is true for a command the script does not wait for
+	// (cmd &, or in a list so run): a server beside the job's work.
+	background bool
 }
 
 // shellReader walks a parsed script as bash would run it, without running
@@ -129,8 +132,10 @@ type shellReader struct {
 	emit    func(command)
 	// last is the command emitted last, which a line of nothing but
 	// options continues (a launch whose line lost its backslash).
-	last      []string
-	continued int
+	last []string
+	// background is true while the statement read runs in the background.
+	background bool
+	continued  int
 	// submitted is the first job the script submits on sbatch's standard
 	// input (sbatch <<EOF ... EOF); nil when it submits none so.
 	submitted *submission
@@ -274,6 +279,10 @@ func (r *shellReader) stmts(ss []*syntax.Stmt) {
 func (r *shellReader) stmt(s *syntax.Stmt) {
 	if s == nil {
 		return
+	}
+	if s.Background && !r.background {
+		r.background = true
+		defer func() { r.background = false }()
 	}
 	switch c := s.Cmd.(type) {
 	case *syntax.CallExpr:
@@ -903,7 +912,8 @@ func (r *shellReader) env(words []string) map[string]string {
 // it runs.
 func (r *shellReader) emitWords(words []string, env map[string]string) {
 	r.last = words
-	r.emit(command{words: words, workdir: r.workdir, dir: r.dir, dirOK: r.dirOK, env: env, line: r.line, files: r.files})
+	r.emit(command{words: words, workdir: r.workdir, dir: r.dir, dirOK: r.dirOK, env: env, line: r.line, files: r.files,
+		background: r.background})
 }
 
 // Bounds on the lines of options read as continuing a launch: the words
