@@ -3714,18 +3714,23 @@ var weightsFiles = set("pytorch_model", "model", "adapter_model", "diffusion_pyt
 	"consolidated", "consolidated.00")
 
 // trimMethodTail cuts from a local model name the words that end it by
-// saying how a run trains it (llama2_70b_lora, rxnfp_ft): the model is
+// saying how a run trains it or what it does with it (llama2_70b_lora,
+// rxnfp_ft, uorf_eval): the model is
 // what is left, if anything is. A hub id keeps its whole name
 // (allenai/llama-3.1-tulu-3-8b-sft is a model of its own).
 func trimMethodTail(v string) string {
 	for {
 		i := strings.LastIndexAny(v, "_-")
-		if i <= 0 || !methodWords[v[i+1:]] {
+		if i <= 0 || !methodWords[v[i+1:]] && !modeWords[v[i+1:]] {
 			return v
 		}
 		v = v[:i]
 	}
 }
+
+// modeWords say what a run does with a model, not which: uORF's
+// --model uorf_eval is uorf, run to evaluate.
+var modeWords = set("train", "eval", "test", "infer", "inference")
 
 // methodWords say how a run trains a model, not which.
 var methodWords = set("lora", "qlora", "sft", "dpo", "ft", "finetune", "finetuned", "finetuning", "grpo", "ppo", "rlhf")

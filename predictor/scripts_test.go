@@ -519,6 +519,10 @@ func TestNamesSitesUse(t *testing.T) {
 				`python -m sglang.launch_server --model-path /hub/Qwen3-Embedding-4B --tp-size 2 --is-embedding &`, `wait`),
 			want: Features{Launcher: "python", Program: "-m sglang.launch_server", Model: "crrrocq_base", ModelFrom: "flag", GPUs: 4},
 		},
+		"a model's name run into its mode": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python test.py --dataroot data/clevr --name clevr_s_400 --model 'uorf_eval' --num_slots 8`),
+			want:   Features{Launcher: "python", Program: "test.py", Model: "uorf", ModelFrom: "flag", GPUs: 1},
+		},
 		"an evaluation program's inference batch is its batch": {
 			script: sh(`python3 eval.py --resume logs/run1/best_model.pth --infer_batch_size 16 --backbone resnet18`),
 			want:   Features{Launcher: "python", Program: "eval.py", Model: "resnet18", ModelFrom: "flag", BatchSize: 16},
