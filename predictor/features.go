@@ -540,7 +540,8 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 			f.note("model", "comment, line "+strconv.FormatUint(uint64(line), 10))
 		}
 	}
-	if f.Model == "" || f.ModelFrom == "path" && (stemStandIn(f) || dirStandIn(f)) && !strings.Contains(strings.ToLower(f.JobName), f.Model) {
+	if f.Model == "" || f.ModelFrom == "path" && (stemStandIn(f) || dirStandIn(f) || packageStandIn(f) && familyWord(workloadName(f.JobName))) &&
+		!strings.Contains(strings.ToLower(f.JobName), f.Model) {
 		// Nothing names a model: the job's name names its workload
 		// (train_mdlm, drq_breakout_all, uORF), and says more of it than
 		// the program's file name (ddpm for unet.py, GWEN for
@@ -773,6 +774,14 @@ func dirStandIn(f Features) bool {
 	}
 	w := workloadName(f.JobName)
 	return w != "" && !strings.Contains(squashSeps.Replace(lower), squashSeps.Replace(w))
+}
+
+// packageStandIn reports whether the model standing in is a python
+// module's package (-m the_well.benchmark.train is well): the project's
+// name, which says less of the work than a job named for the family it
+// trains (convnext_full_run_test).
+func packageStandIn(f Features) bool {
+	return isModuleProgram(f.Program) && strings.Contains(f.From["model"], "program -m ")
 }
 
 // progDirStandIn reports whether the workload standing in for the model is

@@ -727,6 +727,15 @@ func TestFrameworkConventions(t *testing.T) {
 			script: sh(`srun python -m astroclip.astrodino.trainer --config-file cfg.yaml`),
 			want:   Features{Launcher: "srun", Program: "-m astroclip.astrodino.trainer", Model: "astrodino", ModelFrom: "path"},
 		},
+		"a job named for the family a module's package trains": {
+			script: sh(`#SBATCH --job-name=convnext_full_run_test`, `srun python -m the_well.benchmark.train`),
+			want: Features{Launcher: "srun", Program: "-m the_well.benchmark.train", Model: "convnext", ModelFrom: "path",
+				JobName: "convnext_full_run_test"},
+		},
+		"a job name of no family leaves the module's package": {
+			script: sh(`#SBATCH --job-name=full_run_test`, `srun python -m the_well.benchmark.train`),
+			want:   Features{Launcher: "srun", Program: "-m the_well.benchmark.train", Model: "well", ModelFrom: "path", JobName: "full_run_test"},
+		},
 		"an OpenMMLab config's name gives the batch per GPU": {
 			script: sh(`python -m torch.distributed.launch --nproc_per_node=8 tools/train.py configs/rtmpose/rtmw-l_8xb320-270e_cocktail14-384x288.py --launcher pytorch`),
 			want:   Features{Launcher: "torchrun", Program: "train.py", Model: "rtmw-l", ModelFrom: "config", BatchSize: 320, GPUs: 8},
