@@ -4220,7 +4220,8 @@ func rawStem(program string) string {
 // stemWords are the other words of generic program names.
 var stemWords = set("model", "models", "video", "image", "images", "data", "network", "net", "all", "new", "final",
 	"single", "multi", "gpu", "gpus", "distributed", "dist", "local", "slurm", "cluster", "job", "jobs", "exp", "my", "arch",
-	"architecture", "mem") // mem: LLaVA's train_mem.py, its memory-saving attention
+	"architecture", "mem", // mem: LLaVA's train_mem.py, its memory-saving attention
+	"params", "param", "parameters", "hparams", "hyperparams") // mobileViT_train_params.py: the program takes its settings
 
 // modelDirs hold a directory for each model a project has.
 var modelDirs = set("models", "archs", "architectures", "networks", "nets")

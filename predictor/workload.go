@@ -322,7 +322,11 @@ func trimWorkWords(name string) string {
 		// says so; the words before it (a data set, a project) do not
 		// name it.
 		if trainWord(strings.ToLower(name[words[k].from:words[k].to])) {
-			words = words[k+1:]
+			if slices.ContainsFunc(words[k+1:], func(s span) bool { return !generic(s) && !counter(s) }) {
+				words = words[k+1:]
+			} else {
+				words = words[:k] // mobileViT_train_params_multi_gpu: nothing after it names the work, the words before do
+			}
 			break
 		}
 	}
