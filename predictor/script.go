@@ -123,8 +123,13 @@ type Script struct {
 // RL algorithms, lighteval's and lm_eval's models, the output file's and a
 // run's names read as the job's, a model the script downloads, a hidden
 // file sourced last as the work, run directories and weights files no
-// model's, and GPU types in the comment of a hardware line).
-const SignatureVersion = "19"
+// model's, and GPU types in the comment of a hardware line); 20 the
+// readings from held-out sets ACS to ACZ (architectures such as fno, pinn,
+// convlstm and nnunet, a family in as many dimensions, detectors' short
+// names, open_clip's pretrained tag, a banner's logged model, a local
+// model's mode word, a job's family word over a module's package, and one
+// program run on several models naming none).
+const SignatureVersion = "20"
 
 // Option is one #SBATCH option.
 type Option struct {
