@@ -189,7 +189,8 @@ var (
 		"device_batch_size", "device_train_batch_size"} // nanochat's --device-batch-size
 	isPerGPUBatch = set(perGPUBatchFlags...)
 	batchFlags    = set(append([]string{"batch_size", "b", "bs", "bsize", "train_batch_size", "batch", "batchsize",
-		"train_bs", "batch_size_training", "bsz", "train_bsz", "local_batch_size", "bz",
+		"train_bs", "batch_size_training", "batch_size_train", "training_batch_size", "bs_train", "bsz", "train_bsz",
+		"local_batch_size", "bz",
 		"max_sentences"}, // fairseq's sentences per GPU
 		perGPUBatchFlags...)...)
 	// evalBatchFlags give the batch of a job that only evaluates.

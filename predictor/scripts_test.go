@@ -523,6 +523,11 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `python test.py --dataroot data/clevr --name clevr_s_400 --model 'uorf_eval' --num_slots 8`),
 			want:   Features{Launcher: "python", Program: "test.py", Model: "uorf", ModelFrom: "flag", GPUs: 1},
 		},
+		"a training batch named with its word last": {
+			script: sh(`#SBATCH --gpus-per-task=a100:1`, `python ./bimodal_exps/clip.py --use_amp --batch_size_train 256 --epochs 1`),
+			want: Features{Launcher: "python", Program: "clip.py", Model: "clip", ModelFrom: "path", BatchSize: 256, GPUs: 1,
+				GPUType: "a100", Precision: "amp", Epochs: 1},
+		},
 		"an evaluation program's inference batch is its batch": {
 			script: sh(`python3 eval.py --resume logs/run1/best_model.pth --infer_batch_size 16 --backbone resnet18`),
 			want:   Features{Launcher: "python", Program: "eval.py", Model: "resnet18", ModelFrom: "flag", BatchSize: 16},
