@@ -393,6 +393,14 @@ func TestWrappers(t *testing.T) {
 			script: sh(`uv run --frozen python train.py --model gpt2 --batch_size 12`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "gpt2", ModelFrom: "flag", BatchSize: 12},
 		},
+		"uv run of a module": {
+			script: sh(`CUDA_LAUNCH_BLOCKING=1 uv run --isolated --with wandb -m src.train trainer.micro_train_batch_size_per_gpu=2`),
+			want:   Features{Launcher: "python", Program: "-m src.train", BatchSize: 2},
+		},
+		"uv run of a module given as --module=": {
+			script: sh(`uv run --module=ppo.train --batch_size 64`),
+			want:   Features{Launcher: "python", Program: "-m ppo.train", BatchSize: 64},
+		},
 		"uv run of a script alone": {
 			script: sh(`uv run train_ddp.py --bs 4`),
 			want:   Features{Launcher: "python", Program: "train_ddp.py", BatchSize: 4},

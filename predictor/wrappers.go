@@ -196,6 +196,15 @@ outer:
 			if next != "run" {
 				break
 			}
+			if j, mod := runModule(words, i+2); mod != "" {
+				// uv run --isolated -m src.train: python -m src.train in
+				// the project's environment.
+				if l.launcher == "" {
+					l.setLauncher("python")
+				}
+				l.prog, l.module = j, mod
+				return l
+			}
 			i = skipOpts(words, i+2, runSwitches, nil, true)
 			if i < len(words) && strings.HasSuffix(words[i], ".py") && l.launcher == "" {
 				l.launcher = "python" // uv run train.py
@@ -510,6 +519,27 @@ func skipOpts(words []string, i int, switches, values map[string]bool, valueByDe
 		}
 	}
 	return i
+}
+
+// runModule finds, among a runner's options from words[i] on (uv run's),
+// the module it runs as python -m does (-m src.train, --module src.train,
+// --module=src.train): the index of the word the module's name is in, and
+// the name, or "" when it runs none so.
+func runModule(words []string, i int) (int, string) {
+	for i < len(words) && strings.HasPrefix(words[i], "-") && words[i] != "--" {
+		o := words[i]
+		switch {
+		case (o == "-m" || o == "--module") && i+1 < len(words):
+			return i + 1, words[i+1]
+		case strings.HasPrefix(o, "--module="):
+			return i, strings.TrimPrefix(o, "--module=")
+		}
+		i++
+		if nk := normFlag(o); !strings.Contains(o, "=") && !runSwitches[nk] && !combinedSwitches(o, runSwitches) {
+			i++ // --with numpy: an option's value
+		}
+	}
+	return 0, "" // the program, reached with no module before it
 }
 
 // combinedSwitches reports whether "-it" is a run of single-letter switches.
