@@ -84,3 +84,19 @@ func TestParseScriptEnvSignature(t *testing.T) {
 		t.Error("a nil environment reads otherwise than ParseScriptArgs")
 	}
 }
+
+// TestJobEnvCounts: the counts jobEnv gives the job are read as
+// headerCount reads them for the GPU total: a range's least, written
+// plainly, and none where the header's value is not a count.
+func TestJobEnvCounts(t *testing.T) {
+	var opts []Option
+	for _, l := range []string{" --nodes=2-4", " --ntasks=100000", " --cpus-per-task=08", " --ntasks-per-node=0"} {
+		opts = append(opts, parseSbatch(l)...)
+	}
+	env := jobEnv(opts)
+	want := map[string]string{"SLURM_NNODES": "2", "SLURM_JOB_NUM_NODES": "2", "SLURM_NTASKS": "100000", "SLURM_NPROCS": "100000",
+		"SLURM_CPUS_PER_TASK": "8"}
+	if diff := cmpDiff(want, env); diff != "" {
+		t.Errorf("jobEnv (-want +got):\n%s", diff)
+	}
+}

@@ -812,15 +812,8 @@ func jobEnv(sbatch []Option) map[string]string {
 	s := Script{Sbatch: sbatch}
 	env := map[string]string{}
 	num := func(keys ...string) (string, bool) {
-		v, ok := s.SbatchValue(keys...)
-		if !ok {
-			return "", false
-		}
-		v, _, _ = strings.Cut(v, "-") // --nodes=2-4 starts with 2
-		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > 1<<20 {
-			return "", false
-		}
-		return v, true
+		n := headerCount(s, keys...)
+		return strconv.Itoa(n), n > 0
 	}
 	if n, _ := nodeCount(s); n > 0 {
 		// --nodes, or the hosts --nodelist names: what headerGPUs multiplies by.
@@ -4461,14 +4454,14 @@ func nodeCount(s Script) (int, string) {
 
 // headerCount reads a count the header gives under any of keys: the least
 // of a range (--nodes=2-4 is 2); 0 where it is absent or not a number from
-// 1 to 1<<16.
+// 1 to 1<<20 (jobEnv's counts and nodeCount's alike).
 func headerCount(s Script, keys ...string) int {
 	v, ok := s.SbatchValue(keys...)
 	if !ok {
 		return 0
 	}
-	v, _, _ = strings.Cut(v, "-")
-	if c, err := strconv.Atoi(v); err == nil && c >= 1 && c <= 1<<16 {
+	v, _, _ = strings.Cut(v, "-") // --nodes=2-4 starts with 2
+	if c, err := strconv.Atoi(v); err == nil && c >= 1 && c <= 1<<20 {
 		return c
 	}
 	return 0
