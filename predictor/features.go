@@ -1555,12 +1555,13 @@ func argFeatures(f Features, args []string, l launch) Features {
 				v, hasV, next = args[i+1], true, true
 				i++
 			}
-		case keyValueList(a) != nil:
-			// lighteval's "model_name=org/name,dtype=bfloat16,...": a
-			// positional list of settings, read as lm_eval's --model_args.
-			f = argFeatures(f, keyValueList(a), launch{})
-			continue
 		case isHydra(a):
+			if kvs := keyValueList(a); kvs != nil {
+				// lighteval's "model_name=org/name,dtype=bfloat16,...": a
+				// positional list of settings, read as lm_eval's --model_args.
+				f = argFeatures(f, kvs, launch{})
+				continue
+			}
 			k, v, hasV = strings.Cut(strings.TrimLeft(a, "+~"), "=")
 		case (a == "NUM_GPUS" || a == "NUM_SHARDS") && i+1 < len(args):
 			if n, err := strconv.Atoi(args[i+1]); err == nil && n > 0 && n <= 1<<16 {
