@@ -506,17 +506,25 @@ func skipOpts(words []string, i int, switches, values map[string]bool, valueByDe
 		if !strings.HasPrefix(o, "-") || o == "-" || isNumber(o) && !valueByDefault && values == nil {
 			return i
 		}
-		i++
 		if o == "--" {
-			return i
+			return i + 1
 		}
-		if strings.Contains(o, "=") {
-			continue
-		}
-		nk := normFlag(o)
-		if values[nk] || valueByDefault && !switches[nk] && !combinedSwitches(o, switches) {
-			i++
-		}
+		i = optionEnd(words, i, switches, values, valueByDefault)
+	}
+	return i
+}
+
+// optionEnd returns the index after the option at words[i] and the value
+// it takes, as skipOpts reads them: "--k=v" is one word, "-k v" two when k
+// takes a value.
+func optionEnd(words []string, i int, switches, values map[string]bool, valueByDefault bool) int {
+	o := words[i]
+	i++
+	if strings.Contains(o, "=") {
+		return i
+	}
+	if nk := normFlag(o); values[nk] || valueByDefault && !switches[nk] && !combinedSwitches(o, switches) {
+		i++
 	}
 	return i
 }
@@ -534,10 +542,7 @@ func runModule(words []string, i int) (int, string) {
 		case strings.HasPrefix(o, "--module="):
 			return i, strings.TrimPrefix(o, "--module=")
 		}
-		i++
-		if nk := normFlag(o); !strings.Contains(o, "=") && !runSwitches[nk] && !combinedSwitches(o, runSwitches) {
-			i++ // --with numpy: an option's value
-		}
+		i = optionEnd(words, i, runSwitches, nil, true) // --with numpy: an option and its value
 	}
 	return 0, "" // the program, reached with no module before it
 }
