@@ -2555,7 +2555,7 @@ func validModel(m string) bool {
 		templateHole(m) || strings.Contains(strings.TrimRight(m, "+"), "+") || // joint+morph: a combination, no model's name (dimenet++ is one)
 		isBoolWord(m) || variantWords[m] || isSize(m) || // pretrained=False, model=small: a switch or a size, no model
 		dimensionWord(m) || // --model_type 3d: how many dimensions, no model
-		len(m) == 2 && m[0] == 'b' && isDigits(m[1:]) || // --MODEL b6: EfficientNet's scale, no model alone
+		scaleWord(m) || // --MODEL b6: EfficientNet's scale, no model alone
 		placeholder(path.Base(m)) {
 		return false
 	}
@@ -2983,7 +2983,7 @@ func familyModel(s string) string {
 			fam += "-" + toks[j] // vit_b16 is ViT-B/16
 		} else if l, ok := yoloScales[tokAt(toks, j)]; ok && strings.HasPrefix(fam, "yolo") && fam != "yolo" {
 			fam += l // YOLOv8-small is yolov8s, as Ultralytics names it
-		} else if j < len(toks) && (variantWords[toks[j]] || len(toks[j]) == 2 && toks[j][0] == 'b' && isDigits(toks[j][1:])) {
+		} else if j < len(toks) && (variantWords[toks[j]] || scaleWord(toks[j])) {
 			// roberta-base, gpt2-medium, convnext_small, vit_b_16,
 			// segformer_b4 and efficientnet_b0 (EfficientNet's scales b0-b7)
 			fam += "-" + toks[j]
@@ -3370,6 +3370,12 @@ func nameWords(m string) []string {
 // hasSize reports whether a model name already states its size (llama3-8b).
 func hasSize(m string) bool {
 	return slices.ContainsFunc(nameWords(m), isSize)
+}
+
+// scaleWord reports whether a word is a scale of EfficientNet's kind,
+// b and one digit: b0 to b7 (segformer_b4 too).
+func scaleWord(w string) bool {
+	return len(w) == 2 && w[0] == 'b' && isDigits(w[1:])
 }
 
 // dimensionWord reports whether a word says how many dimensions: 1d, 2d, 3d.
