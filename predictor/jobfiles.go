@@ -305,12 +305,9 @@ func commandContainer(words []string, prog int) (cp containerPaths, ok bool) {
 	kind := ""
 	for i := 0; i < prog; i++ {
 		w := words[i]
-		switch base := path.Base(w); base {
-		case "docker", "podman", "nvidia-docker", "podman-hpc":
-			kind, ok, cp.isolated = base, true, true
-			continue
-		case "singularity", "apptainer", "enroot":
-			kind, ok = base, true
+		if f := containerRuntimes[path.Base(w)]; f != "" {
+			kind, ok = f, true
+			cp.isolated = cp.isolated || f == dockerFamily
 			continue
 		}
 		key, val, eq := strings.Cut(w, "=")
@@ -321,11 +318,11 @@ func commandContainer(words []string, prog int) (cp containerPaths, ok bool) {
 		switch {
 		case key == "--container-image":
 			ok = true
-		case key == "--container-mounts" || key == "--mount" && kind == "enroot":
+		case key == "--container-mounts" || key == "--mount" && kind == enrootFamily:
 			specs = strings.Split(val, ",")
 		case (key == "-v" || key == "--volume") && cp.isolated:
 			specs = []string{val}
-		case (key == "-B" || key == "--bind") && (kind == "singularity" || kind == "apptainer"):
+		case (key == "-B" || key == "--bind") && kind == apptainerFamily:
 			specs = strings.Split(val, ",")
 		case key == "--mount" && cp.isolated:
 			var src, dst string

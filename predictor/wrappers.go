@@ -85,6 +85,10 @@ outer:
 			i++
 			continue
 		}
+		if j, ok := containerProgram(words, i); ok {
+			i = j
+			continue
+		}
 		switch base {
 		case "time", "nohup", "exec", "command", "builtin", "unbuffer", "catchsegv", "sudo":
 			i = skipOpts(words, i+1, nil, nil, false)
@@ -108,13 +112,6 @@ outer:
 				i++ // the mask, priority or duration
 			}
 			continue
-		case "singularity", "apptainer":
-			if next != "exec" && next != "run" {
-				break
-			}
-			i = skipHiddenOpts(words, skipOpts(words, i+2, containerSwitches, nil, true), containerSwitches)
-			i++ // the image
-			continue
 		case "singularity_wrapper":
 			// CSC's wrapper: singularity exec with the image the loaded
 			// module names, so no image word.
@@ -122,23 +119,6 @@ outer:
 				break
 			}
 			i = skipOpts(words, i+2, containerSwitches, nil, true)
-			continue
-		case "docker", "podman", "nvidia-docker", "podman-hpc":
-			if next != "run" && next != "exec" {
-				break
-			}
-			i = skipHiddenOpts(words, skipOpts(words, i+2, dockerSwitches, nil, true), dockerSwitches)
-			i++ // the image or container
-			continue
-		case "enroot":
-			if next != "start" && next != "exec" {
-				break
-			}
-			i = skipOpts(words, i+2, set("r", "root", "w", "rw"), nil, true)
-			i++ // the image or container
-			if i < len(words) && words[i] == "--" {
-				i++
-			}
 			continue
 		case "shifter":
 			i = skipOpts(words, i+1, set("E", "clearenv", "entrypoint", "help", "v", "verbose"), nil, true)
@@ -436,7 +416,7 @@ func launchAhead(words []string) bool {
 			break
 		}
 		base := path.Base(w)
-		if _, ok := launchers[base]; ok || strings.HasSuffix(w, ".py") && !configPy(w) || base == "singularity" || base == "apptainer" {
+		if _, ok := launchers[base]; ok || strings.HasSuffix(w, ".py") && !configPy(w) || containerRuntimes[base] == apptainerFamily {
 			return true
 		}
 	}
@@ -630,7 +610,10 @@ func imageEntrypoint(words []string, prog int) []string {
 	if prog < 2 || prog > len(words) || prog < len(words) && !strings.HasPrefix(words[prog], "-") {
 		return nil
 	}
-	if !slices.ContainsFunc(words[:prog-1], func(w string) bool { return containerRuntimes[path.Base(w)] }) {
+	if !slices.ContainsFunc(words[:prog-1], func(w string) bool {
+		f := containerRuntimes[path.Base(w)]
+		return f == dockerFamily || f == apptainerFamily
+	}) {
 		return nil // the word before the program is a container's image only under a container runtime
 	}
 	image := strings.ToLower(words[prog-1])
@@ -642,9 +625,56 @@ func imageEntrypoint(words []string, prog int) []string {
 	return nil
 }
 
-// containerRuntimes are the commands that run a container image named
-// among their words.
-var containerRuntimes = set("apptainer", "singularity", "docker", "podman", "podman-hpc", "nvidia-docker")
+// Container runtimes' families: docker's, whose image sees nothing of the
+// host but what is mounted; apptainer's, which mounts the home and working
+// directories by default; enroot's, which starts a container made before
+// (pyxis's srun --container-image runs in one too).
+const (
+	dockerFamily    = "docker"
+	apptainerFamily = "apptainer"
+	enrootFamily    = "enroot"
+)
+
+// containerRuntimes are the commands that run a container, by family.
+var containerRuntimes = map[string]string{
+	"docker": dockerFamily, "podman": dockerFamily, "podman-hpc": dockerFamily, "nvidia-docker": dockerFamily,
+	"apptainer": apptainerFamily, "singularity": apptainerFamily,
+	"enroot": enrootFamily,
+}
+
+// containerProgram returns the index of the first word after a container
+// runtime's image and options (apptainer exec --nv img.sif, docker run
+// --rm -v a:b img, enroot start -r name --), where words[i] runs one; ok
+// is false for any other command, and for a runtime's other verbs
+// (apptainer build, docker pull).
+func containerProgram(words []string, i int) (int, bool) {
+	next := ""
+	if i+1 < len(words) {
+		next = words[i+1]
+	}
+	switch containerRuntimes[path.Base(words[i])] {
+	case apptainerFamily:
+		if next != "exec" && next != "run" {
+			return i, false
+		}
+		return skipHiddenOpts(words, skipOpts(words, i+2, containerSwitches, nil, true), containerSwitches) + 1, true
+	case dockerFamily:
+		if next != "run" && next != "exec" {
+			return i, false
+		}
+		return skipHiddenOpts(words, skipOpts(words, i+2, dockerSwitches, nil, true), dockerSwitches) + 1, true
+	case enrootFamily:
+		if next != "start" && next != "exec" {
+			return i, false
+		}
+		j := skipOpts(words, i+2, set("r", "root", "w", "rw"), nil, true) + 1
+		if j < len(words) && words[j] == "--" {
+			j++
+		}
+		return j, true
+	}
+	return i, false
+}
 
 // imageEntrypoints are the serving images whose entrypoint is their server,
 // by a part of the image's name (a pulled .sif keeps it: vllm-openai_latest.sif).
