@@ -709,7 +709,7 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 		}
 		return
 	}
-	args := r.fields(c.Args)
+	args, sure := r.callArgs(c.Args)
 	if len(args) == 0 {
 		return
 	}
@@ -870,7 +870,7 @@ func (r *shellReader) call(c *syntax.CallExpr, redirs []*syntax.Redirect) {
 			}
 		}
 	}
-	if sure, ok := r.sureArgs(c.Args); ok {
+	if sure != nil {
 		// MODEL_ARGS set two ways by if/else ("...,tensor_parallel_size=8"
 		// in one, "...,data_parallel_size=8" in the other): what the ways
 		// share is sure, the rest unknown.
@@ -937,20 +937,20 @@ func paramName(w *syntax.Word) string {
 	return pe.Param.Value
 }
 
-// sureArgs returns a command's arguments where one of them is a variable
-// that if/else branches set apart (shVar.alts), with what every branch's
-// value holds in its place (sureWords); ok is false where no argument is
-// such a variable.
-func (r *shellReader) sureArgs(ws []*syntax.Word) (args []string, ok bool) {
+// callArgs expands a command's arguments, each word once. Where one of
+// them is a variable that if/else branches set apart (shVar.alts), sure
+// is the arguments with what every branch's value holds in its place
+// (sureWords); it is nil where none is such a variable.
+func (r *shellReader) callArgs(ws []*syntax.Word) (args, sure []string) {
 	for i := 1; i < len(ws); i++ {
 		name, quoted := altsParam(ws[i])
-		v, set := r.vars[name]
-		if name == "" || !set || len(v.alts) == 0 {
-			continue
+		if v, set := r.vars[name]; name != "" && set && len(v.alts) > 0 {
+			head, tail := r.fields(ws[:i]), r.fields(ws[i+1:])
+			args = slices.Concat(head, r.fields(ws[i:i+1]), tail)
+			return args[:min(len(args), maxFields)], slices.Concat(head, sureWords(v.alts, quoted, name), tail)
 		}
-		return slices.Concat(r.fields(ws[:i]), sureWords(v.alts, quoted, name), r.fields(ws[i+1:])), true
 	}
-	return nil, false
+	return r.fields(ws), nil
 }
 
 // sureWords is what every one of a variable's values holds: of a quoted
