@@ -22,11 +22,10 @@ var detectorArchs = [][]string{
 	{"mask2former"}, {"maskformer"}, {"solo"}, {"solov2"}, {"htc"}, {"centernet"}, {"queryinst"}, {"upernet"},
 	{"deeplabv3"}, {"deeplabv3plus"}, {"pspnet"}, {"pointrend"}, {"vfnet"}, {"tood"}, {"gfl"}, {"reppoints"},
 	{"yolact"}, {"rtmw"}, {"rtmpose"}, {"rtmo"}, {"vitpose"}, {"ssd300"}, {"ssd512"}, {"ssdlite"}, {"fpn"}, {"rtdetr"}, {"condinst"}, {"boxinst"}, {"oneformer"},
-	{"frcnn"}, {"mrcnn"},
 }
 
-// detectorAbbrevs are the architectures' short names, as a person names
-// them: inference_frcnn.py runs a Faster R-CNN.
+// detectorAbbrevs are architectures' short names, each read as the
+// architecture a person names: inference_frcnn.py runs a Faster R-CNN.
 var detectorAbbrevs = map[string]string{"frcnn": "faster-rcnn", "mrcnn": "mask-rcnn"}
 
 // detectorNeedsBackbone are the architectures whose name alone is also a
@@ -67,12 +66,12 @@ func detectorModel(toks []string, i int) string {
 			arch = a
 		}
 	}
+	parts := append([]string(nil), arch...)
+	if full, ok := detectorAbbrevs[toks[i]]; ok && arch == nil {
+		arch, parts = toks[i:i+1], []string{full}
+	}
 	if arch == nil {
 		return ""
-	}
-	parts := append([]string(nil), arch...)
-	if full, ok := detectorAbbrevs[arch[0]]; ok {
-		parts = []string{full}
 	}
 	j := i + len(arch)
 	if b, n := detectorBackbone(toks[j:]); n > 0 {
