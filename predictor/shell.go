@@ -1013,8 +1013,13 @@ func altsParam(w *syntax.Word) (name string, quoted bool) {
 }
 
 // allVars returns every variable the script set that Augur knows: what a
-// sourced script sees.
+// sourced script sees. The copy is spent from the reading's work bound (a
+// script of a thousand variables that sources a thousand files it does
+// not show copies a million).
 func (r *shellReader) allVars() map[string]string {
+	if !r.spend(len(r.vars) / 16) {
+		return nil
+	}
 	env := make(map[string]string, len(r.vars))
 	for k, v := range r.vars {
 		if !v.unknown && !v.array && len(v.vals) > 0 {

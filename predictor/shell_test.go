@@ -1202,13 +1202,14 @@ func TestFrameworkConventions(t *testing.T) {
 // nesting, eval of eval) are read in bounded time.
 func TestBoundedWork(t *testing.T) {
 	cases := map[string]string{
-		"recursive function":  "f() { f; f; f; f; f; f; f; f; f; f; }\nf\n",
-		"doubled variable":    "a=xxxxxxxxxxxxxxxx\n" + strings.Repeat("a=$a$a$a$a\n", 2000) + "python t.py --model $a\n",
-		"doubled array":       "a=(x y)\n" + strings.Repeat(`a=("${a[@]}" "${a[@]}")`+"\n", 2000) + "python t.py \"${a[@]}\"\n",
-		"nested subshells":    strings.Repeat("(", 5000) + "python t.py" + strings.Repeat(")", 5000) + "\n",
-		"eval of eval":        "e='eval \"$e\"'\neval \"$e\"\n",
-		"many variables, ifs": strings.Repeat("v$RANDOM=1\n", 1) + genVars(1200) + strings.Repeat("if x; then a=1; else a=2; fi\n", 5000),
-		"bash -c in bash -c":  strings.Repeat(`bash -c "`, 1) + "f(){ bash -c f; }; f" + "\"\n",
+		"recursive function":             "f() { f; f; f; f; f; f; f; f; f; f; }\nf\n",
+		"doubled variable":               "a=xxxxxxxxxxxxxxxx\n" + strings.Repeat("a=$a$a$a$a\n", 2000) + "python t.py --model $a\n",
+		"doubled array":                  "a=(x y)\n" + strings.Repeat(`a=("${a[@]}" "${a[@]}")`+"\n", 2000) + "python t.py \"${a[@]}\"\n",
+		"nested subshells":               strings.Repeat("(", 5000) + "python t.py" + strings.Repeat(")", 5000) + "\n",
+		"eval of eval":                   "e='eval \"$e\"'\neval \"$e\"\n",
+		"many variables, ifs":            strings.Repeat("v$RANDOM=1\n", 1) + genVars(1200) + strings.Repeat("if x; then a=1; else a=2; fi\n", 5000),
+		"many variables, hidden sources": genVars(1020) + strings.Repeat("source /scratch/env.sh\n", 8000),
+		"bash -c in bash -c":             strings.Repeat(`bash -c "`, 1) + "f(){ bash -c f; }; f" + "\"\n",
 		// A switch given its value after "=" once sent the argument reader
 		// back to the same word for ever (found at db6445c).
 		"a precision switch given a value":  "python train.py --fp16=auto --amp=native data/\n",
