@@ -615,6 +615,8 @@ func envStandsIn(f Features, w, env string, launchWords []string) bool {
 		return true
 	case f.ModelFrom != "path" || familyWord(f.Model) || strings.HasPrefix(f.From["model"], "comment"):
 		return false // a claim, or a stand-in naming a family or the prose's
+	case archWords[f.Model] && strings.Contains(programStem(f.Program), f.Model):
+		return false // a program named for a kind of network (main_MLP.py)
 	case !strings.HasPrefix(f.Model, w) && strings.Contains(f.Model, strings.TrimRight(w, "0123456789.")):
 		return false // a variant of the environment's family: meg-mamba beside mamba3
 	case familyWord(w) && !llamaFactory(env):
@@ -723,7 +725,7 @@ func argsName(words []string, name string) bool {
 // stemStandIn reports whether the model standing in is the program's file
 // name (train_gnn.py is gnn), not a package's, a directory's or a flag's.
 func stemStandIn(f Features) bool {
-	if bareFamily(f.Model) && programStem(f.Program) != f.Model {
+	if (bareFamily(f.Model) || archWords[f.Model]) && programStem(f.Program) != f.Model {
 		// A training program named for a family (qwen_lora_amr.py) says
 		// more than a job's word; a network's own file (unet.py) less.
 		return false

@@ -624,6 +624,15 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=ssci`, `conda activate cnn`, `python train_cnn.py`),
 			want:   Features{Launcher: "python", Program: "train_cnn.py", Model: "cnn", ModelFrom: "path", GPUs: 1, JobName: "ssci"},
 		},
+		"a program named for a kind of network says more than a job's project name": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=ddptrain`, `conda activate cell-vae`, `torchrun --nproc_per_node=1 train_vae.py`),
+			want:   Features{Launcher: "torchrun", Program: "train_vae.py", Model: "vae", ModelFrom: "path", GPUs: 1, JobName: "ddptrain"},
+		},
+		"a program named for a kind of network says more than a project name the job and its environment share": {
+			script: sh(`#SBATCH --gpus=1`, `#SBATCH --job-name=IIT_glucose`, `cd $HOME/IIT_glucose/`, `source activate iit_glucose`,
+				`srun python3 -u main_MLP.py`),
+			want: Features{Launcher: "srun", Program: "main_MLP.py", Model: "mlp", ModelFrom: "path", GPUs: 1, JobName: "IIT_glucose"},
+		},
 		"a directory the job runs in named for a versioned model says more than a job's project name": {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=hourglass_prior_freq_50`, `cd rizzai/RizzAI`, `cd blip2`, `python test.py`),
 			want: Features{Launcher: "python", Program: "test.py", Model: "blip2", ModelFrom: "path", GPUs: 1,
