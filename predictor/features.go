@@ -1201,7 +1201,15 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		}
 		if positionalModel[path.Base(words[prog])] && len(args) > 0 && !strings.HasPrefix(args[0], "-") &&
 			!strings.Contains(args[0], "=") && !isConfigFile(args[0]) {
-			args = append([]string{"--model", args[0]}, args[1:]...) // the model, named first
+			m := args[0]
+			if path.Base(words[prog]) == "ollama" {
+				// ollama run llava:34b: the model and its tag, written as a
+				// person writes them (llava-34b); :latest is no tag.
+				name, tag, _ := strings.Cut(strings.TrimSuffix(m, ":latest"), ":")
+				m = name + "-" + tag
+				m = strings.TrimSuffix(m, "-")
+			}
+			args = append([]string{"--model", m}, args[1:]...) // the model, named first
 		}
 		if f.Launcher == "" {
 			f.Launcher = "python"
@@ -1332,7 +1340,8 @@ var consoleScripts = map[string]int{"axolotl": 1, "llamafactory-cli": 1, "litgpt
 	"fairseq-train": -1, "fairseq-hydra-train": -1, "yolo": 2, "lm_eval": -1, "lm-eval": -1, "nemo": 2,
 	"text-generation-launcher": -1, "sglang": 1, "levanter": 1, "open_clip_train": -1, "mmdet": 1,
 	"huggingface-trainer": -1, "swift": 1, "xtuner": 1, "unsloth": 1,
-	"transformers-cli": 1, "transformers": 1, "nnUNet_train": -1, "nnUNetv2_train": -1, "ns-train": -1, "lighteval": 1}
+	"transformers-cli": 1, "transformers": 1, "nnUNet_train": -1, "nnUNetv2_train": -1, "ns-train": -1, "lighteval": 1,
+	"ollama": 1, "llama-server": -1, "llama-cli": -1}
 
 // consoleModules are console scripts run as python modules, by module:
 // python -m torchtune._cli.tune run ... is tune run ....
@@ -1374,6 +1383,9 @@ func trainingConsole(w string, args []string) int {
 		return 1 // elk elicit huggyllama/llama-13b DATA: a tool's subcommand run on a hub model
 	case len(args) > 1 && strings.HasPrefix(args[0], "-") && modelFlag(normFlag(args[0])) && positionalHFModel(args[1]) != "":
 		return -1 // vf-vllm --model Qwen/Qwen2.5-7B-Instruct: a tool run on a hub model
+	case slices.ContainsFunc(args[:max(len(args)-1, 0)], func(a string) bool { return a == "-m" || a == "--model" }) &&
+		slices.ContainsFunc(args, func(a string) bool { return ggufName(path.Base(a)) != "" }):
+		return -1 // llama.cpp's ./server -m llama-2-7b-chat.Q4_K_M.gguf: a program run on a GGUF model
 	}
 	return 0
 }
@@ -1431,7 +1443,7 @@ var consoleModel = map[string]string{"nnunet_train": "nnunet", "nnunetv2_train":
 // positionalModel are the console scripts whose first argument after the
 // subcommand is the model (vllm serve MODEL, litgpt finetune_lora MODEL,
 // nerfstudio's ns-train nerfacto).
-var positionalModel = set("vllm", "litgpt", "sglang", "ns-train")
+var positionalModel = set("vllm", "litgpt", "sglang", "ns-train", "ollama")
 
 // isSubcommand reports whether a word is a subcommand (train, serve,
 // finetune_lora) rather than an argument.
@@ -1771,6 +1783,9 @@ func argFeatures(f Features, args []string, l launch) Features {
 		if configUnder(nk, v) {
 			nk = "config" // --fname configs/train/vitg16/droid.yaml: a config, under the program's own name for it
 		}
+		if nk == "m" && ggufName(path.Base(v)) != "" {
+			nk = "model" // llama.cpp's -m: a GGUF file is a model's weights
+		}
 		var num float64
 		isNum := false
 		if nv := strings.TrimSuffix(v, ","); nv != "" && (nv[0] >= '0' && nv[0] <= '9' || nv[0] == '.') {
@@ -1835,7 +1850,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 			// open_clip's --model ViT-B-16 --pretrained laion2b_s34b_b88k:
 			// the weights' tag for the model the flag before named.
 		case modelFlag(nk) && !isNumber(v) && !(nk == "model_type" && f.Model != ""):
-			if m := familyModel(path.Base(v)); weightsExt(v) != "" && m != "" && !bareFamily(m) && validModel(m) {
+			if m := ggufName(path.Base(v)); m != "" && familyModel(m) != "" && validModel(m) {
+				// llama.cpp's -m models/llama-2-7b-chat.Q4_K_M.gguf: the
+				// model's name whole, before its quantisation.
+				f.Model, f.ModelFrom = m, "flag"
+				f.note("model", k)
+			} else if m := familyModel(path.Base(v)); weightsExt(v) != "" && m != "" && !bareFamily(m) && validModel(m) {
 				// --weights yolov7_training.pt, resnet50_imagenet.pth: a
 				// weights file named for its model.
 				f.Model, f.ModelFrom = m, "flag"
@@ -3640,6 +3660,9 @@ func normModel(v string) string {
 	if strings.Contains(v, "/") && !hubID(v) {
 		v = path.Base(v) // a local path, models/llama-2-7b-hf among them
 	}
+	if m := ggufName(v); m != "" {
+		v = m + ".gguf" // the quantisation is no part of the model's name
+	}
 	if ext := weightsExt(v); ext != "" {
 		// weights_gcn.hdf5, resnet_weights.h5: the word for what the file
 		// holds is not the model's.
@@ -3671,6 +3694,22 @@ func normModel(v string) string {
 	}
 	return v
 }
+
+// ggufName is the model a GGUF file (llama.cpp's and ollama's weights)
+// holds, by its name without the quantisation after it:
+// llama-2-7b-chat.Q4_K_M.gguf is llama-2-7b-chat, Meta-Llama-3-8B-Instruct-IQ2_XS.gguf
+// meta-llama-3-8b-instruct; "" for any other file.
+func ggufName(base string) string {
+	stem, ok := strings.CutSuffix(strings.ToLower(base), ".gguf")
+	if !ok {
+		return ""
+	}
+	return strings.TrimRight(ggufQuant.ReplaceAllString(stem, ""), ".-_")
+}
+
+// ggufQuant is the quantisation a GGUF file's name ends in: Q4_K_M, Q8_0,
+// IQ3_XXS, F16, BF16.
+var ggufQuant = regexp.MustCompile(`[.\-_]((i?q[1-8](_[a-z0-9]+)*)|f16|f32|bf16|fp16)$`)
 
 // withoutDataPrefix drops the data set a model's name starts with
 // (--model cifar100_resnet56, a registry's model built for it; Hydra's
@@ -3723,7 +3762,8 @@ func sizeFirst(name string) bool {
 // weightsFiles are the names the Hugging Face libraries save a model's
 // weights under in its directory, extension cut: they name no model.
 var weightsFiles = set("pytorch_model", "model", "adapter_model", "diffusion_pytorch_model", "tf_model", "flax_model",
-	"consolidated", "consolidated.00")
+	"consolidated", "consolidated.00",
+	"ggml-model") // llama.cpp's converter's
 
 // trimMethodTail cuts from a local model name the words that end it by
 // saying how a run trains it or what it does with it (llama2_70b_lora,

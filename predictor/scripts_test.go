@@ -514,6 +514,27 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `python train.py --model resnet18 --epochs 10`, `python train.py --model resnet18 --eval`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet18", ModelFrom: "flag", GPUs: 1, Epochs: 10},
 		},
+		"ollama runs the model it is given, tag and all": {
+			script: sh(`#SBATCH --gres=gpu:1`, `export OLLAMA_MODELS=/scratch/$USER/ollama`, `ollama serve &`, `sleep 5`, `ollama run llava:34b`),
+			want:   Features{Launcher: "python", Program: "ollama run", Model: "llava-34b", ModelFrom: "flag", GPUs: 1},
+		},
+		"ollama's latest tag is no part of the model's name": {
+			script: sh(`#SBATCH --gres=gpu:1`, `ollama pull llama3.1:latest`),
+			want:   Features{Launcher: "python", Program: "ollama pull", Model: "llama3.1", ModelFrom: "flag", GPUs: 1},
+		},
+		"llama.cpp's server given a GGUF file by -m, its directory hidden": {
+			script: sh(`#SBATCH -G 4`, `cd /local/$USER/llama.cpp/`, `./server -m /local/$USER/llama.cpp/models/llama-2-7b-chat.Q4_K_M.gguf -c 1024 -ngl 35`),
+			want:   Features{Launcher: "python", Program: "server", Model: "llama-2-7b-chat", ModelFrom: "flag", GPUs: 4},
+		},
+		"llama-cli's GGUF file named with an importance-matrix quantisation": {
+			script: sh(`#SBATCH --gres=gpu:a100:1`, `llama-cli --model models/Meta-Llama-3-8B-Instruct-IQ2_XS.gguf -p "hello" -n 128`),
+			want: Features{Launcher: "python", Program: "llama-cli", Model: "meta-llama-3-8b-instruct", ModelFrom: "flag", GPUs: 1,
+				GPUType: "a100"},
+		},
+		"llama.cpp's converter's default file names no model": {
+			script: sh(`#SBATCH --gres=gpu:1`, `./main -m models/7B/ggml-model-q4_0.gguf -p "hello"`),
+			want:   Features{Launcher: "python", Program: "main", GPUs: 1},
+		},
 		"a server beside the job's model is not another run": {
 			script: sh(`#SBATCH --gres=gpu:4`, `python -m sglang.launch_server --model-path /models/crrrocq_base --tp-size 2 &`,
 				`python -m sglang.launch_server --model-path /hub/Qwen3-Embedding-4B --tp-size 2 --is-embedding &`, `wait`),
