@@ -1961,9 +1961,12 @@ func argFeatures(f Features, args []string, l launch) Features {
 			hfModel, hfFrom = familyModel(path.Base(strings.TrimRight(v, "/"))), k
 		case hfModel == "" && !dataFlag(nk) && !besideModel(nk) && (looksLikeHFName(v) || modelDirFlag(nk) && strings.Contains(v, "/")) &&
 			!isConfigFile(v) && weightsExt(v) == "" &&
-			!bareFamily(familyModel(path.Base(v))) && familyModel(path.Base(v)) != "" && validModel(normModel(v)):
+			(!bareFamily(familyModel(path.Base(v))) || checkpointFlag(nk) && hubID(strings.ToLower(v)) && familyModel(path.Base(v)) != strings.ToLower(path.Base(v))) &&
+			familyModel(path.Base(v)) != "" && validModel(normModel(v)):
 			// --base Qwen/Qwen2.5-7B-Instruct: a Hugging Face id of a model
-			// family, under a flag the model readers do not know;
+			// family, under a flag the model readers do not know (a
+			// family's fine-tune under a checkpoint's flag too: --checkpoint
+			// google/pegasus-cnn_dailymail);
 			// --model_dir /gpfs/.../models/Llama-2-7b-hf: a local copy of one.
 			hfModel, hfFrom = normModel(v), k
 		case (batchFlags[nk] || perGPUBatchFlag(nk)) && isNum:
@@ -3720,6 +3723,14 @@ func withoutDataPrefix(m string) string {
 		return m[i+1:]
 	}
 	return m
+}
+
+// checkpointFlag reports whether a flag names the checkpoint a job loads
+// (--checkpoint, --ckpt, --init_checkpoint), not where it writes its own
+// (--save_checkpoint, --ckpt_dir, --output_ckpt).
+func checkpointFlag(nk string) bool {
+	return (strings.Contains(nk, "checkpoint") || strings.Contains(nk, "ckpt")) &&
+		!strings.Contains(nk, "save") && !strings.Contains(nk, "dir") && !strings.Contains(nk, "out")
 }
 
 // hubID reports whether a model name is a Hugging Face hub id: org/name.

@@ -514,6 +514,14 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `python train.py --model resnet18 --epochs 10`, `python train.py --model resnet18 --eval`),
 			want:   Features{Launcher: "python", Program: "train.py", Model: "resnet18", ModelFrom: "flag", GPUs: 1, Epochs: 10},
 		},
+		"a hub id of a family's fine-tune under a checkpoint's flag": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python3 -u ./eval.py --dataset ./cache --checkpoint google/pegasus-cnn_dailymail --epoch cnndm`),
+			want:   Features{Launcher: "python", Program: "eval.py", Model: "google/pegasus-cnn_dailymail", ModelFrom: "flag", GPUs: 1},
+		},
+		"a checkpoint directory named for a family's fine-tune is where the job writes": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python3 train.py --ckpt_dir exp1/bert-finetune --save_checkpoint exp1/bert-best`),
+			want:   Features{Launcher: "python", Program: "train.py", GPUs: 1},
+		},
 		"ollama runs the model it is given, tag and all": {
 			script: sh(`#SBATCH --gres=gpu:1`, `export OLLAMA_MODELS=/scratch/$USER/ollama`, `ollama serve &`, `sleep 5`, `ollama run llava:34b`),
 			want:   Features{Launcher: "python", Program: "ollama run", Model: "llava-34b", ModelFrom: "flag", GPUs: 1},
