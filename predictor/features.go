@@ -1341,7 +1341,7 @@ var consoleScripts = map[string]int{"axolotl": 1, "llamafactory-cli": 1, "litgpt
 	"text-generation-launcher": -1, "sglang": 1, "levanter": 1, "open_clip_train": -1, "mmdet": 1,
 	"huggingface-trainer": -1, "swift": 1, "xtuner": 1, "unsloth": 1,
 	"transformers-cli": 1, "transformers": 1, "nnUNet_train": -1, "nnUNetv2_train": -1, "ns-train": -1, "lighteval": 1,
-	"ollama": 1, "llama-server": -1, "llama-cli": -1}
+	"ollama": 1, "llama-server": -1, "llama-cli": -1, "colabfold_batch": -1}
 
 // consoleModules are console scripts run as python modules, by module:
 // python -m torchtune._cli.tune run ... is tune run ....

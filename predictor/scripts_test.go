@@ -522,6 +522,12 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `python3 train.py --ckpt_dir exp1/bert-finetune --save_checkpoint exp1/bert-best`),
 			want:   Features{Launcher: "python", Program: "train.py", GPUs: 1},
 		},
+		"ColabFold's batch runner names the AlphaFold model it runs by --model-type": {
+			script: sh(`#SBATCH --gres=gpu:a40:1`, `conda activate colabfold`,
+				`colabfold_batch "$1" results --model-type alphafold2_multimer_v3 --num-recycle 20`),
+			want: Features{Launcher: "python", Program: "colabfold_batch", Model: "alphafold2_multimer_v3", ModelFrom: "flag", GPUs: 1,
+				GPUType: "a40"},
+		},
 		"ollama runs the model it is given, tag and all": {
 			script: sh(`#SBATCH --gres=gpu:1`, `export OLLAMA_MODELS=/scratch/$USER/ollama`, `ollama serve &`, `sleep 5`, `ollama run llava:34b`),
 			want:   Features{Launcher: "python", Program: "ollama run", Model: "llava-34b", ModelFrom: "flag", GPUs: 1},
