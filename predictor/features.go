@@ -4479,6 +4479,9 @@ func headerGPUs(s Script) (n int, gpusFrom, typ, typFrom string) {
 		n *= nodes
 		gpusFrom += " × " + nodesFrom
 	}
+	if namesNoGPU(typ) {
+		typ, typFrom = "", "" // --gres=gpu:4g.40gb:1: a MIG slice of a GPU not named
+	}
 	if typ == "" {
 		typ, typFrom = headerGPUType(s, nil) // --constraint, --partition, ... (gputype.go)
 	}

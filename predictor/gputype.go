@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,6 +108,24 @@ var gpuSpellings = map[string]GPUName{
 // gpuFiller are words that say "GPU" without naming one.
 var gpuFiller = set(append([]string{"gpu", "gpus", "nvidia", "tesla", "quadro", "geforce", "rtx", "gtx", "titan", "amd",
 	"instinct", "nvlink", "hbm", "hbm2", "hbm2e", "hbm3"}, formFactors...)...)
+
+// namesNoGPU reports whether a type a GPU request is given (--gres=gpu:T:1,
+// --gpus=T:1) names no GPU family: a MIG profile alone (4g.40gb, 1g.10gb:
+// a slice of whatever GPU the node has), a maker's or series' word
+// (tesla), or a memory alone (40g).
+func namesNoGPU(t string) bool {
+	t = strings.ToLower(t)
+	if t == "" || len(ReadGPUNames(t)) > 0 {
+		return false
+	}
+	if _, mem := memWord(t, false); mem || gpuFiller[t] && t != "titan" { // a site's titan nodes are its Titans
+		return true
+	}
+	return migProfile.MatchString(t)
+}
+
+// migProfile is a MIG instance profile's name: compute slices, then memory.
+var migProfile = regexp.MustCompile(`^[1-7]g\.[0-9]+gb(\+me)?$`)
 
 // formFactors are the words for how a GPU is built into its node, longest
 // of a stem first, so that a suffix match takes the whole word.
