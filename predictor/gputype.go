@@ -242,9 +242,10 @@ func afterCount(w string) (GPUName, bool) {
 }
 
 // afterMaker reads one word that is a maker's or line's name run into a
-// type ("teslam40", "nvidiaa100", "quadrortx8000").
+// type ("teslam40", "nvidiaa100", "quadrortx8000"), or a queue's word run
+// into one, as partitions name their nodes ("debuga100", "shorth100").
 func afterMaker(w string) (GPUName, bool) {
-	for _, maker := range []string{"tesla", "nvidia", "quadro", "geforce", "dgx"} {
+	for _, maker := range []string{"tesla", "nvidia", "quadro", "geforce", "dgx", "debug", "short", "long", "test", "dev"} {
 		if rest, ok := strings.CutPrefix(w, maker); ok && rest != "" {
 			if g, ok := gpuSpellings[rest]; ok {
 				return g, true
@@ -307,6 +308,9 @@ func spelledPrefix(w string) (GPUName, bool) {
 			// gpu-h100s: the type's plural; h100n3: a node's number after
 			// it; mi2104x: a node's count of it, before an x.
 			return g, true
+		}
+		if known && endsInDigit && len(tail) >= 3 && tail[0] == 'x' && tail[len(tail)-1] == 'q' && isDigits(tail[1:len(tail)-1]) {
+			return g, true // a100x4q: a queue of nodes of four
 		}
 		if known && endsInDigit && len(tail) >= 2 && (tail[0] == 'x' || tail[0] == 'm' || tail[0] == 'g') && strings.Trim(tail[1:], "0123456789") == "" {
 			// A count (partition a100x4: nodes of four) or a memory

@@ -34,6 +34,10 @@ func TestReadGPUNames(t *testing.T) {
 		"quadroRTX8000":          {n("rtx8000", 0)},
 		"6000ada":                {n("rtx6000ada", 0)},
 		"teslaroom":              nil,
+		"debuga100":              {n("a100", 0)}, // a queue's word run into the type
+		"shorth100":              {n("h100", 0)},
+		"a100x4q":                {n("a100", 0)}, // a queue of nodes of four
+		"testing":                nil,
 		"NVIDIAA10080GBPCIe":     {n("a100", 80)},
 		"h10094gbnvl":            {n("h100", 94)},
 		"a10080":                 nil, // no unit: an a100 of 80 or a count
