@@ -224,7 +224,8 @@ var (
 	fullPrecision = set("fp32", "float32", "full_precision", "noamp", "no_amp", "disable_amp", "no_mixed_precision",
 		"no_fp16", "disable_fp16")
 	valuePrecision = set("precision", "mixed_precision", "dtype", "torch_dtype", "amp_dtype", "policy",
-		"dtype_policy", "mixed_precision_dtype", "compute_dtype", "param_dtype")
+		"dtype_policy", "mixed_precision_dtype", "compute_dtype", "param_dtype", "fp_precision", "train_precision", "training_precision",
+		"float_precision")
 	// listFlags carry several key=value settings, comma-separated.
 	listFlags = set("model_args", "params_override", "cfg_options", "overrides")
 )

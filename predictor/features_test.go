@@ -79,6 +79,11 @@ func TestFeatures(t *testing.T) {
 			want: Features{Launcher: "python", Program: "train.py", Model: "efficientnet_b0", ModelFrom: "flag",
 				BatchSize: 48, Precision: "fp16"},
 		},
+		"a precision flag named for floating point": {
+			script: newScript().Run(`python t5_gsm8k.py --batch_size 4 --epochs 2 --fp_precision 16 --model_name t5-base`).Obj(),
+			want: Features{Launcher: "python", Program: "t5_gsm8k.py", Model: "t5-base", ModelFrom: "flag",
+				BatchSize: 4, Epochs: 2, Precision: "fp16"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
