@@ -1564,6 +1564,8 @@ func argFeatures(f Features, args []string, l launch) Features {
 		var hasV bool
 		next := false // the value is the next word, which may be a positional argument instead
 		switch {
+		case a == "--opts" && i+1 < len(args) && yacsKey(args[i+1]):
+			continue // --opts TRAIN.BATCH_SIZE 2 TEST.BATCH_SIZE 2: yacs' KEY VALUE overrides follow
 		case strings.HasPrefix(a, "-") && len(a) >= 2 && !isNumber(a):
 			k, v, hasV = strings.Cut(a, "=")
 			if !hasV && i+1 < len(args) && (!strings.HasPrefix(args[i+1], "-") || isNumber(args[i+1])) && !isHydra(args[i+1]) {
@@ -2074,6 +2076,11 @@ func argFeatures(f Features, args []string, l launch) Features {
 			f.BatchSize = yacsTotal / n
 			f.note("batch_size", "TRAIN.BATCH_SIZE / NUM_GPUS")
 		}
+	} else if yacsTotal > 0 && f.GlobalBatchSize == 0 {
+		// TRAIN.BATCH_SIZE 2 with NUM_GPUS in the config: the batch of
+		// all the GPUs the job runs on (PySlowFast's and pycls' total).
+		f.GlobalBatchSize = yacsTotal
+		f.note("global_batch_size", "TRAIN.BATCH_SIZE")
 	}
 	if verl.gpusPerNode > 0 && !verl.nodesUnknown && (procs == 0 || procs == l.procs && procsFrom == l.procsFrom) {
 		// verl's trainer.n_gpus_per_node × trainer.nnodes: the GPUs its

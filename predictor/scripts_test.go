@@ -815,6 +815,15 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`python tools/run_net.py --cfg configs/Kinetics/SLOW_8x8_R50.yaml NUM_GPUS 4 NUM_SHARDS 2 TRAIN.BATCH_SIZE 64 SOLVER.BASE_LR 0.1`),
 			want:   Features{Launcher: "python", Program: "run_net.py", BatchSize: 8, GPUs: 8},
 		},
+		"PySlowFast's TRAIN.BATCH_SIZE with NUM_GPUS in the config counts the job's GPUs' clips": {
+			script: sh(`#SBATCH --gres=gpu:2`, `python tools/run_net.py --cfg configs/Kinetics/SLOW_8x8_R50.yaml TRAIN.BATCH_SIZE 16`),
+			want:   Features{Launcher: "python", Program: "run_net.py", BatchSize: 8, GlobalBatchSize: 16, GPUs: 2},
+		},
+		"yacs overrides given after --opts": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python tools/run_net_final.py --cfg configs/Kinetics/SLOW_8x8_R50.yaml \`,
+				`  --opts TRAIN.BATCH_SIZE 2 TEST.BATCH_SIZE 2 SOLVER.MAX_EPOCH 50 OUTPUT_DIR ./gaze`),
+			want: Features{Launcher: "python", Program: "run_net_final.py", BatchSize: 2, GlobalBatchSize: 2, GPUs: 1},
+		},
 		"a shell script handed a whole command runs it": {
 			script: sh(`#SBATCH --nodes=4`, `#SBATCH --gpus-per-node=6`,
 				`srun bash ~/timm/tools/distributed_train.sh "python lightning_train.py /data/imagenet1k --model et_base_patch16_224 --batch-size 32 --devices 6"`),
