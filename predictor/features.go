@@ -2824,6 +2824,15 @@ var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "ph
 	"glm", "internvl", "paligemma", "cogvlm", "minigpt", "codegen", "florence", "kosmos", "openflamingo", "instructblip",
 	"deepspeech", "styletts", "cogvideox"}
 
+// numberedFamilies are the families whose generations are numbers written
+// apart from their name (llama-2, gpt-3, phi-3, mamba-2, blip-2): after any
+// other family (unet_2, resnet_3) a number alone is a run's.
+var numberedFamilies = set("llama", "gpt", "phi", "qwen", "gemma", "mamba", "falcon", "olmo", "yi", "glm", "stablelm",
+	"granite", "nemotron", "florence", "kosmos", "stable-diffusion", "rwkv", "internlm", "minicpm", "codegen", "deepspeech",
+	"styletts", "cogvlm", "llava", "blip", "yolo", "minigpt", "idefics", "paligemma", "internvl", "stylegan", "t5", "mistral",
+	"mixtral", "chatglm", "baichuan", "starcoder", "smollm", "pythia", "ernie", "wav2vec", "sam", "dino", "deepseek",
+	"alphafold", "rosettafold")
+
 // archModels are architectures whose name alone names the model, as a
 // family's does not (llama names no model, schnet does): interatomic
 // potentials, protein folding, weather, operator learning, speech and
@@ -2960,7 +2969,8 @@ func familyModel(s string) string {
 		if strings.HasPrefix(fam, "yolo") && j < len(toks) && yoloTasks[toks[j]] {
 			return fam + "-" + toks[j] // yolov8m-seg
 		}
-		if j < len(toks) && isDigits(toks[j]) && len(toks[j]) <= 2 {
+		if j < len(toks) && isDigits(toks[j]) && len(toks[j]) <= 2 &&
+			(numberedFamilies[fam] || hasDigit(fam[len(fam)-1:]) || j+1 < len(toks) && isSize(toks[j+1])) {
 			if last := fam[len(fam)-1]; last >= '0' && last <= '9' {
 				fam += "." + toks[j] // torchtune's qwen2_5, llama3_1
 			} else if j+2 < len(toks) && len(toks[j]) == 1 && len(toks[j+1]) == 1 && isDigits(toks[j+1]) && isSize(toks[j+2]) {
