@@ -2986,6 +2986,9 @@ func familyModel(s string) string {
 		} else if j+1 < len(toks) && versionWord(toks[j]) && (isSize(toks[j+1]) || variantWords[toks[j+1]]) {
 			fam += "-" + toks[j] // deepseek_v3_1b, yolo_v8_l
 			j++
+		} else if fam == "hrnet" && j < len(toks) && len(toks[j]) > 1 && toks[j][0] == 'w' && isDigits(toks[j][1:]) {
+			fam += "-" + toks[j] // hrnet_w18: HRNet's width, its size
+			j++
 		} else if j < len(toks) && familyReleases[fam][toks[j]] {
 			fam += "-" + toks[j] // dino_v3_test: a family's release, before a job's own words (roberta-v1 is the run's)
 			j++
