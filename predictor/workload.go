@@ -339,8 +339,8 @@ func trimWorkWords(name string) string {
 	for len(words) > 0 && (generic(words[0]) || counter(words[0]) && !named) {
 		if len(words) > 1 && camelBoundary(name, words[0].to) && words[0].to == words[1].from && !generic(words[1]) &&
 			words[1].to-words[1].from >= 3 &&
-			!trainWord(strings.ToLower(name[words[0].from:words[0].to])) {
-			break // a name's own first word, run into the rest: FastSpeech2, LongFormer
+			!trainWord(strings.ToLower(name[words[0].from:words[0].to])) && !runVerbs[strings.ToLower(name[words[0].from:words[0].to])] {
+			break // a name's own first word, run into the rest: FastSpeech2, LongFormer (RunEager's Run is the job's verb)
 		}
 		words, named = words[1:], false
 	}
@@ -369,6 +369,10 @@ func trimWorkWords(name string) string {
 	}
 	return t
 }
+
+// runVerbs say what a job does with its model, first in a job's name run
+// into the model's (RunEager, EvalVideoMAE, TestResNet).
+var runVerbs = set("run", "eval", "test", "infer", "predict", "launch", "start", "submit")
 
 // camelBoundary reports whether a new word starts at name[i] in camel case:
 // an upper-case letter after a lower-case one or a digit (trainParticle,

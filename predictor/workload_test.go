@@ -35,6 +35,8 @@ func TestWorkloadWords(t *testing.T) {
 			"step500_resume":             "",
 			"pretrain-gpt-350m-nodes4":   "gpt-350m",
 			"OpenFold2Train":             "openfold2",
+			"RunEager":                   "eager", // the job's verb run into the model's name
+			"EvalVideoMAE":               "videomae",
 			"crystal_gnn":                "crystal-gnn",
 			"train_conformer-transducer": "conformer-transducer",
 			"Train1":                     "",
