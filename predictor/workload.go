@@ -66,6 +66,9 @@ func workloadName(name string) string {
 	if a := rlAlgorithm(strings.Join(toks, "_")); a != "" {
 		return a // PPO-Breakout: the agent's algorithm, on its environment
 	}
+	if k := slices.Index(toks, "on"); k > 0 {
+		toks = toks[:k] // infer_on_trailers: what it runs on is the data
+	}
 	for i, t := range toks {
 		if !projectWord(t) || dataWords[t] {
 			continue
@@ -316,6 +319,12 @@ func trimWorkWords(name string) string {
 		// a word of its own: Fold2 in OpenFold2Train is part of a name
 		w := strings.ToLower(name[s.from:s.to])
 		return (s.from == 0 || !camelBoundary(name, s.from)) && counterWord(w) && !isSize(w) && !familyWord(w) // t5 is T5
+	}
+	for k := 1; k < len(words); k++ {
+		if strings.EqualFold(name[words[k].from:words[k].to], "on") {
+			words = words[:k] // infer_on_trailers, train_on_cifar: what it runs on is the data
+			break
+		}
 	}
 	for k := len(words) - 2; k > 0; k-- {
 		// lofar_train_tridentnet: what is trained follows the word that

@@ -37,6 +37,8 @@ func TestWorkloadWords(t *testing.T) {
 			"OpenFold2Train":             "openfold2",
 			"RunEager":                   "eager", // the job's verb run into the model's name
 			"EvalVideoMAE":               "videomae",
+			"finetune_bert_on_squad":     "bert", // what it runs on is the data
+			"infer_on_trailers":          "",
 			"crystal_gnn":                "crystal-gnn",
 			"train_conformer-transducer": "conformer-transducer",
 			"Train1":                     "",
