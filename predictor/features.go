@@ -2554,7 +2554,7 @@ var (
 var notModels = set("singularity", "apptainer", "docker", "podman", "podman-hpc", "enroot", "shifter", "ch-run", "bash", "sh",
 	"zsh", "uv", "pixi", "poetry", "conda", "micromamba", "nvidia-smi", "python", "python3", "srun",
 	"mpirun", "torchrun", "deepspeed", "accelerate", "env", "time", "nohup", "numactl", "stdbuf", "exec", "pip",
-	"echo", "hostname", "sleep", "module", "tune", "lightning", "composer", "nsys", "ncu", "true", "none", "null",
+	"echo", "hostname", "sleep", "module", "tune", "lightning", "composer", "monai", "nsys", "ncu", "true", "none", "null",
 	"pytest", "jupyter", "tensorboard", "wandb", "huggingface-cli", "hf", "git", "cat", "tee", "run", "train",
 	"scratch", "resume", "random", // nanoGPT's --init_from=scratch: no model named
 	"both", "all", "default", "auto", "custom", "any", "other", "same", // model=both: a choice among the program's own

@@ -534,6 +534,11 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "colabfold_batch", Model: "alphafold2_multimer_v3", ModelFrom: "flag", GPUs: 1,
 				GPUType: "a40"},
 		},
+		"a framework's name before a program's own word is no model": {
+			script: sh(`#SBATCH --gres=gpu:a100:1`, `#SBATCH --job-name=monai`, `python3 /mnt/monai_train_domino.py --num_gpu 1 --max_iteration 100`),
+			want: Features{Launcher: "python", Program: "monai_train_domino.py", Model: "domino", ModelFrom: "path", GPUs: 1,
+				GPUType: "a100", JobName: "monai"},
+		},
 		"ollama runs the model it is given, tag and all": {
 			script: sh(`#SBATCH --gres=gpu:1`, `export OLLAMA_MODELS=/scratch/$USER/ollama`, `ollama serve &`, `sleep 5`, `ollama run llava:34b`),
 			want:   Features{Launcher: "python", Program: "ollama run", Model: "llava-34b", ModelFrom: "flag", GPUs: 1},
