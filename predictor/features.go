@@ -3029,9 +3029,10 @@ func familyModel(s string) string {
 			fam += "-" + toks[j] // vit_b16 is ViT-B/16
 		} else if l, ok := yoloScales[tokAt(toks, j)]; ok && strings.HasPrefix(fam, "yolo") && fam != "yolo" {
 			fam += l // YOLOv8-small is yolov8s, as Ultralytics names it
-		} else if j < len(toks) && (variantWords[toks[j]] || scaleWord(toks[j])) {
+		} else if j < len(toks) && (variantWords[toks[j]] && (len(toks[j]) > 1 || !letterless[strings.TrimRight(fam, "0123456789.")]) || scaleWord(toks[j])) {
 			// roberta-base, gpt2-medium, convnext_small, vit_b_16,
 			// segformer_b4 and efficientnet_b0 (EfficientNet's scales b0-b7)
+			// (a letter after a family sized otherwise is a run's: eval_unet_t)
 			fam += "-" + toks[j]
 			if j+1 < len(toks) && len(toks[j]) == 1 && isDigits(toks[j+1]) && len(toks[j+1]) <= 2 {
 				fam += "-" + toks[j+1]
@@ -3182,6 +3183,12 @@ var yoloScales = map[string]string{"nano": "n", "small": "s", "medium": "m", "la
 // patchedFamilies name their variants by scale and patch size: vit_b16,
 // deit_s16, clip_l14.
 var patchedFamilies = set("vit", "deit", "clip", "siglip", "beit")
+
+// letterless are families no one sizes by a letter (ViT-S, Swin-T and
+// ConvNeXt-B are; a U-Net or a ResNet is not): a letter after them is a
+// run's mark.
+var letterless = set("unet", "resnet", "bert", "roberta", "gpt", "llama", "t5", "bart", "whisper", "wav2vec", "densenet",
+	"vgg", "lstm", "gcn", "gnn", "mlp", "cnn", "transformer", "vae", "gan", "vqvae", "diffusion")
 
 // yoloTasks are the tasks of Ultralytics' model names: yolov8m-seg.
 var yoloTasks = set("seg", "cls", "pose", "obb")

@@ -85,33 +85,35 @@ func TestWholeScripts(t *testing.T) {
 
 func TestFamilyModel(t *testing.T) {
 	for in, want := range map[string]string{
-		"configs/llama2-7b.yaml":                          "llama2-7b",
-		"examples/train_lora/llama3_lora_sft.yaml":        "llama3",
-		"llama3_1/8B_lora":                                "llama3.1-8b",
-		"config/train_gpt2.py":                            "gpt2",
-		"recipes/zephyr-7b-beta/sft/config_full.yaml":     "zephyr-7b-beta", // the release, beta, after the size
-		"ft-mistral-7b-run3":                              "mistral-7b",
-		"Llama-2-70b-chat":                                "llama-2-70b-chat",
-		"mixtral_8x7b_instruct":                           "mixtral-8x7b-instruct",
-		"resnet50_imagenet":                               "resnet50",
-		"yolov8m_parcel":                                  "yolov8m",
-		"configs/efficient_net_b4.yaml":                   "efficientnet-b4", // a family written as two words
-		"conv_next_tiny":                                  "convnext-tiny",
-		"configs/train/vitg16/droid-256px-8f.yaml":        "vit-g16", // a ViT's size and patch run into its name
-		"deits16_in1k":                                    "deit-s16",
-		"opts8":                                           "",
-		"guardian_models/qwen_2_5_7B_lora_7500.yaml":      "qwen2.5-7b", // a version's two numbers written apart
-		"llama_2_7b_chat":                                 "llama-2-7b-chat",
-		"train_unet_2":                                    "unet", // a run's number: U-Nets have no second generation
-		"bert_18":                                         "bert",
-		"phi_2":                                           "phi-2", // Phi's generations are numbers written apart
-		"alphafold_3":                                     "alphafold-3",
-		"experiments/hrnet_w18.yaml":                      "hrnet-w18", // HRNet's width is its size
-		"seg_hrnet_w48_train":                             "hrnet-w48",
-		"configs/bert_base_uncased.yaml":                  "bert-base-uncased", // its vocabulary's case: two models
-		"configs/latent-diffusion/celebahq-ldm-vq-4.yaml": "ldm-vq-4",          // an LDM by its first stage
-		"LDM_p/train_unet3d":                              "unet3d",            // a 3D U-Net; ldm alone names no model
-		"fno2d_darcy_test.py":                             "fno2d",             // an architecture in as many dimensions
+		"configs/llama2-7b.yaml":                      "llama2-7b",
+		"examples/train_lora/llama3_lora_sft.yaml":    "llama3",
+		"llama3_1/8B_lora":                            "llama3.1-8b",
+		"config/train_gpt2.py":                        "gpt2",
+		"recipes/zephyr-7b-beta/sft/config_full.yaml": "zephyr-7b-beta", // the release, beta, after the size
+		"ft-mistral-7b-run3":                          "mistral-7b",
+		"Llama-2-70b-chat":                            "llama-2-70b-chat",
+		"mixtral_8x7b_instruct":                       "mixtral-8x7b-instruct",
+		"resnet50_imagenet":                           "resnet50",
+		"yolov8m_parcel":                              "yolov8m",
+		"configs/efficient_net_b4.yaml":               "efficientnet-b4", // a family written as two words
+		"conv_next_tiny":                              "convnext-tiny",
+		"configs/train/vitg16/droid-256px-8f.yaml":    "vit-g16", // a ViT's size and patch run into its name
+		"deits16_in1k":                                "deit-s16",
+		"opts8":                                       "",
+		"guardian_models/qwen_2_5_7B_lora_7500.yaml":  "qwen2.5-7b", // a version's two numbers written apart
+		"llama_2_7b_chat":                             "llama-2-7b-chat",
+		"train_unet_2":                                "unet", // a run's number: U-Nets have no second generation
+		"bert_18":                                     "bert",
+		"phi_2":                                       "phi-2", // Phi's generations are numbers written apart
+		"alphafold_3":                                 "alphafold-3",
+		"experiments/hrnet_w18.yaml":                  "hrnet-w18", // HRNet's width is its size
+		"seg_hrnet_w48_train":                         "hrnet-w48",
+		"eval_unet_t":                                 "unet", // a letter after a family no one sizes by a letter
+		"swin_t":                                      "swin-t",
+		"configs/bert_base_uncased.yaml":              "bert-base-uncased", // its vocabulary's case: two models
+		"configs/latent-diffusion/celebahq-ldm-vq-4.yaml": "ldm-vq-4", // an LDM by its first stage
+		"LDM_p/train_unet3d":                              "unet3d",   // a 3D U-Net; ldm alone names no model
+		"fno2d_darcy_test.py":                             "fno2d",    // an architecture in as many dimensions
 		"wa_imerg_convLSTM.py":                            "convlstm",
 		"parametric_pinn_2d.py":                           "pinn",
 		"inference_frcnn.py":                              "faster-rcnn", // a detector's short name
