@@ -1624,6 +1624,10 @@ func argFeatures(f Features, args []string, l launch) Features {
 				// python bench.py train resnet56v1, run.sh qwen3-1.7b-sft_v2: a
 				// model named alone, or first in a run's name with its size.
 				posModel = m
+			} else if lower := strings.ToLower(a); posModel == "" && archWords[lower] && !genericArchWords[lower] {
+				// train_test.py cnn --GPU: a kind of network named alone, the
+				// program's choice of the models it holds.
+				posModel = lower
 			} else if m := pathPositionalModel(a); posModel == "" && m != "" {
 				// train_eagle3.sh /home/me/models/Llama-3.1-8B-Instruct /data:
 				// a directory named for a model and its size.
@@ -2554,7 +2558,7 @@ var (
 var notModels = set("singularity", "apptainer", "docker", "podman", "podman-hpc", "enroot", "shifter", "ch-run", "bash", "sh",
 	"zsh", "uv", "pixi", "poetry", "conda", "micromamba", "nvidia-smi", "python", "python3", "srun",
 	"mpirun", "torchrun", "deepspeed", "accelerate", "env", "time", "nohup", "numactl", "stdbuf", "exec", "pip",
-	"echo", "hostname", "sleep", "module", "tune", "lightning", "composer", "monai", "nsys", "ncu", "true", "none", "null",
+	"echo", "hostname", "sleep", "module", "tune", "lightning", "composer", "monai", "curriculum", "nsys", "ncu", "true", "none", "null",
 	"pytest", "jupyter", "tensorboard", "wandb", "huggingface-cli", "hf", "git", "cat", "tee", "run", "train",
 	"scratch", "resume", "random", // nanoGPT's --init_from=scratch: no model named
 	"both", "all", "default", "auto", "custom", "any", "other", "same", // model=both: a choice among the program's own

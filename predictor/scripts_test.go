@@ -676,6 +676,19 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=ddptrain`, `conda activate cell-vae`, `torchrun --nproc_per_node=1 train_vae.py`),
 			want:   Features{Launcher: "torchrun", Program: "train_vae.py", Model: "vae", ModelFrom: "path", GPUs: 1, JobName: "ddptrain"},
 		},
+		"a recurrent network's kind in a program's name": {
+			script: sh(`#SBATCH --gpus=1`, `#SBATCH --job-name=audio-classification`, `python run_experiment_gru_lightning.py --epochs 200 --batch_size 100`),
+			want: Features{Launcher: "python", Program: "run_experiment_gru_lightning.py", Model: "gru", ModelFrom: "path", BatchSize: 100,
+				Epochs: 200, GPUs: 1, JobName: "audio-classification"},
+		},
+		"a kind of network named alone as the program's argument": {
+			script: sh(`#SBATCH --gres=gpu:a100:2`, `python3 train_test.py cnn --GPU --tune both`),
+			want:   Features{Launcher: "python", Program: "train_test.py", Model: "cnn", ModelFrom: "flag", GPUs: 2, GPUType: "a100"},
+		},
+		"a training method under --model is no model": {
+			script: sh(`#SBATCH --gpus=1`, `python main.py --model curriculum --mode train`),
+			want:   Features{Launcher: "python", Program: "main.py", GPUs: 1},
+		},
 		"a program named for a kind of network says more than a project name the job and its environment share": {
 			script: sh(`#SBATCH --gpus=1`, `#SBATCH --job-name=IIT_glucose`, `cd $HOME/IIT_glucose/`, `source activate iit_glucose`,
 				`srun python3 -u main_MLP.py`),

@@ -379,6 +379,10 @@ func trimWorkWords(name string) string {
 	return t
 }
 
+// genericArchWords are archWords too general to name a network alone as
+// an argument (net, flow, former, diffusion, mae).
+var genericArchWords = set("net", "flow", "former", "diffusion", "mae", "transducer", "nerf")
+
 // runVerbs say what a job does with its model, first in a job's name run
 // into the model's (RunEager, EvalVideoMAE, TestResNet).
 var runVerbs = set("run", "eval", "test", "infer", "predict", "launch", "start", "submit")
@@ -396,5 +400,5 @@ func camelBoundary(name string, i int) bool {
 
 // archWords name a kind of network; after a project word they are part of
 // its name (crystal_gnn, conformer-transducer, vmap_pinn).
-var archWords = set("gnn", "net", "transformer", "transducer", "former", "gan", "vae", "cnn", "rnn", "lstm",
+var archWords = set("gnn", "net", "transformer", "transducer", "former", "gan", "vae", "cnn", "rnn", "lstm", "gru",
 	"unet", "diffusion", "mlp", "tdnn", "pinn", "fno", "nerf", "flow", "mae")
