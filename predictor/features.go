@@ -2828,6 +2828,9 @@ var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "ph
 	"glm", "internvl", "paligemma", "cogvlm", "minigpt", "codegen", "florence", "kosmos", "openflamingo", "instructblip",
 	"deepspeech", "styletts", "cogvideox"}
 
+// latentShape is a latent's height, width and channels: 32x32x4.
+var latentShape = regexp.MustCompile(`^[0-9]{1,4}x[0-9]{1,4}x[0-9]{1,4}$`)
+
 // numberedFamilies are the families whose generations are numbers written
 // apart from their name (llama-2, gpt-3, phi-3, mamba-2, blip-2): after any
 // other family (unet_2, resnet_3) a number alone is a run's.
@@ -2922,6 +2925,11 @@ func familyModel(s string) string {
 			// latent-diffusion's configs (celebahq-ldm-vq-4.yaml,
 			// cin-ldm-vq-f8.yaml): an LDM by its first stage's kind and factor.
 			return "ldm-" + toks[i+1] + "-" + toks[i+2]
+		}
+		if t == "autoencoder" && i+2 < len(toks) && toks[i+1] == "kl" && latentShape.MatchString(toks[i+2]) {
+			// latent-diffusion's first stages (autoencoder_kl_8x8x64.yaml):
+			// a KL autoencoder by the shape of its latent.
+			return "autoencoder-kl-" + toks[i+2]
 		}
 	}
 	sized := "" // any name followed by a size, when no family is named: zephyr-7b, mymodel-350m

@@ -111,9 +111,10 @@ func TestFamilyModel(t *testing.T) {
 		"eval_unet_t":                                 "unet", // a letter after a family no one sizes by a letter
 		"swin_t":                                      "swin-t",
 		"configs/bert_base_uncased.yaml":              "bert-base-uncased", // its vocabulary's case: two models
-		"configs/latent-diffusion/celebahq-ldm-vq-4.yaml": "ldm-vq-4", // an LDM by its first stage
-		"LDM_p/train_unet3d":                              "unet3d",   // a 3D U-Net; ldm alone names no model
-		"fno2d_darcy_test.py":                             "fno2d",    // an architecture in as many dimensions
+		"configs/latent-diffusion/celebahq-ldm-vq-4.yaml": "ldm-vq-4",              // an LDM by its first stage
+		"configs/autoencoder/autoencoder_kl_8x8x64.yaml":  "autoencoder-kl-8x8x64", // the first stage itself, by its latent
+		"LDM_p/train_unet3d":                              "unet3d",                // a 3D U-Net; ldm alone names no model
+		"fno2d_darcy_test.py":                             "fno2d",                 // an architecture in as many dimensions
 		"wa_imerg_convLSTM.py":                            "convlstm",
 		"parametric_pinn_2d.py":                           "pinn",
 		"inference_frcnn.py":                              "faster-rcnn", // a detector's short name
