@@ -128,8 +128,12 @@ type Script struct {
 // convlstm and nnunet, a family in as many dimensions, detectors' short
 // names, open_clip's pretrained tag, a banner's logged model, a local
 // model's mode word, a job's family word over a module's package, and one
-// program run on several models naming none).
-const SignatureVersion = "20"
+// program run on several models naming none); 21 the readings from
+// held-out sets ADA to ADI (ollama's and llama.cpp's models, a program or
+// argument named for a kind of network, families' numbered generations
+// and letter sizes only where they have them, a job's verb and the data
+// after "on" cut from names, HRNet's width).
+const SignatureVersion = "21"
 
 // Option is one #SBATCH option.
 type Option struct {
