@@ -1206,9 +1206,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 			if path.Base(words[prog]) == "ollama" {
 				// ollama run llava:34b: the model and its tag, written as a
 				// person writes them (llava-34b); :latest is no tag.
-				name, tag, _ := strings.Cut(strings.TrimSuffix(m, ":latest"), ":")
-				m = name + "-" + tag
-				m = strings.TrimSuffix(m, "-")
+				m = strings.Replace(strings.TrimSuffix(m, ":latest"), ":", "-", 1)
 			}
 			args = append([]string{"--model", m}, args[1:]...) // the model, named first
 		}
@@ -2600,6 +2598,8 @@ func validModel(m string) bool {
 	switch {
 	case len(words) > 1 && !slices.ContainsFunc(words, func(w string) bool { return !variantWords[w] && !modelWords[w] }):
 		return false // model_small, base_model: a size of no named model
+	case len(words) > 1 && variantWords[words[0]] && !slices.ContainsFunc(words[1:], func(w string) bool { return !sampleRate.MatchString(w) }):
+		return false // MMAudio's --model small_16k: a size and a sample rate of the program's own model
 	case len(words) > 1 && slices.Contains(words, "model") && slices.ContainsFunc(words, func(w string) bool { return runStateWords[w] }) &&
 		!slices.ContainsFunc(words, familyWord):
 		return false // tiktok_ft_model, original_trained_model: a run's weights, described, of no named model
@@ -2827,6 +2827,9 @@ var modelFamilies = []string{"llama", "mistral", "mixtral", "qwen", "gemma", "ph
 	"resnext", "seresnet", "res2net", "inception", "darknet", "cspdarknet", "hrnet", "ghostnet", "efficientdet",
 	"glm", "internvl", "paligemma", "cogvlm", "minigpt", "codegen", "florence", "kosmos", "openflamingo", "instructblip",
 	"deepspeech", "styletts", "cogvideox"}
+
+// sampleRate is an audio model's sample rate as its name gives it: 16k, 44k, 48khz.
+var sampleRate = regexp.MustCompile(`^[0-9]{1,3}(\.[0-9])?k(hz)?$`)
 
 // latentShape is a latent's height, width and channels: 32x32x4.
 var latentShape = regexp.MustCompile(`^[0-9]{1,4}x[0-9]{1,4}x[0-9]{1,4}$`)

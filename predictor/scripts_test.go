@@ -686,6 +686,10 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:a100:2`, `python3 train_test.py cnn --GPU --tune both`),
 			want:   Features{Launcher: "python", Program: "train_test.py", Model: "cnn", ModelFrom: "flag", GPUs: 2, GPUType: "a100"},
 		},
+		"a size and a sample rate under --model name no model": {
+			script: sh(`#SBATCH --gres=gpu:1`, `python demo.py --model small_16k --duration 8`),
+			want:   Features{Launcher: "python", Program: "demo.py", GPUs: 1},
+		},
 		"a training method under --model is no model": {
 			script: sh(`#SBATCH --gpus=1`, `python main.py --model curriculum --mode train`),
 			want:   Features{Launcher: "python", Program: "main.py", GPUs: 1},
