@@ -549,7 +549,8 @@ var (
 		"no_healthcheck", "P", "publish_all", "q", "quiet", "oom_kill_disable",
 		// NERSC's podman-hpc: the switches that mount a site's GPU, MPI and NCCL
 		"gpu", "mpi", "cuda_mpi", "openmpi_pmi2", "openmpi_pmix", "nccl", "nccl_cu12")
-	runSwitches = set("no_sync", "frozen", "locked", "active", "isolated", "no_project", "q", "quiet", "v", "verbose",
+	enrootSwitches = set("r", "root", "w", "rw")
+	runSwitches    = set("no_sync", "frozen", "locked", "active", "isolated", "no_project", "q", "quiet", "v", "verbose",
 		"offline", "all_extras", "no_dev", "all_groups", "no_cache", "only_dev", "no_env_file", "exact",
 		"no_capture_output", "no_build_isolation", "compile_bytecode", "managed_python", "no_managed_python", "script")
 )
@@ -667,7 +668,7 @@ func containerProgram(words []string, i int) (int, bool) {
 		if next != "start" && next != "exec" {
 			return i, false
 		}
-		j := skipOpts(words, i+2, set("r", "root", "w", "rw"), nil, true) + 1
+		j := skipOpts(words, i+2, enrootSwitches, nil, true) + 1
 		if j < len(words) && words[j] == "--" {
 			j++
 		}
