@@ -109,6 +109,12 @@ type Features struct {
 	// ParseScript returns; ConfigStandInFrom says where it was read.
 	ConfigStandIn     string `json:"-"`
 	ConfigStandInFrom string `json:"-"`
+	// ModelPlace is the name of the job's own a model standing in for
+	// one (ModelFrom "path") was read from: the program's, its
+	// directory's, the one the command runs in; for the rules that weigh
+	// one stand-in against another. It is read while the script is walked
+	// and zero in what ParseScript returns.
+	ModelPlace Place `json:"-"`
 	// BatchKey is the flag, config key or variable BatchSize was read
 	// from, as normFlag gives it (per_device_train_batch_size, batch_size),
 	// or empty when it was worked out otherwise. Read while the script is
@@ -125,6 +131,16 @@ func (f *Features) note(feature, src string) {
 		f.From = make(map[string]string, 8)
 	}
 	f.From[feature] = src
+	if feature == "model" {
+		f.ModelPlace = Place{} // a new model, or one named more fully: no stand-in's place
+	}
+}
+
+// noteModelPlace records that a stand-in model was read from the name of
+// the place at.
+func (f *Features) noteModelPlace(at Place) {
+	f.note("model", at.String())
+	f.ModelPlace = at
 }
 
 // copyFrom records that feature came from where b's came from.
@@ -587,7 +603,7 @@ func scriptFeatures(text string, sbatch []Option, args, env []string, given map[
 		f.Model, f.ModelFrom = w, "path"
 		f.note("model", "activate "+r.activated)
 	}
-	f.ConfigStandIn, f.ConfigStandInFrom, f.BatchKey = "", "", ""
+	f.ConfigStandIn, f.ConfigStandInFrom, f.BatchKey, f.ModelPlace = "", "", "", Place{}
 	if f.Layers > 0 && f.Hidden > 0 && f.Model != "" && !hasSize(f.Model) {
 		// --num-layers 24 --hidden-size 1024 of a job named gpt2: its shape
 		// says which GPT-2.
@@ -765,11 +781,10 @@ func batchSplitSaid(text string) int {
 // a part of it (cd daft-exprt/hifi_gan in a job named daft-exprt, cd
 // avp_vit in one named avp).
 func dirStandIn(f Features) bool {
-	_, dir, ok := strings.Cut(f.From["model"], ": cd ")
-	if !ok || dir == "" {
+	if f.ModelPlace.Kind != WorkDir || f.ModelPlace.Path == "" {
 		return false
 	}
-	lower := strings.ToLower(dir)
+	lower := strings.ToLower(f.ModelPlace.Path)
 	if slices.ContainsFunc(strings.Split(lower, "/"), func(d string) bool { return modelDirs[d] }) {
 		return false
 	}
@@ -785,14 +800,13 @@ func dirStandIn(f Features) bool {
 // name, which says less of the work than a job named for the family it
 // trains (convnext_full_run_test).
 func packageStandIn(f Features) bool {
-	return isModuleProgram(f.Program) && strings.Contains(f.From["model"], "program -m ")
+	return f.ModelPlace.Kind == ProgramName && strings.HasPrefix(f.ModelPlace.Path, "-m ")
 }
 
 // progDirStandIn reports whether the workload standing in for the model is
 // the name of the directory the program is in, not the program's own.
 func progDirStandIn(f Features) bool {
-	_, prog, ok := strings.Cut(f.From["model"], "program ")
-	return ok && strings.Contains(prog, "/") && !strings.Contains(programStem(f.Program), strings.ToLower(f.Model))
+	return f.ModelPlace.Kind == ProgramDir && !strings.Contains(programStem(f.Program), strings.ToLower(f.Model))
 }
 
 // squashSeps writes a name without its word separators.
@@ -1232,7 +1246,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 			// work (instanovo diffusion train: the command, not what its
 			// subcommands do).
 			f.Model, f.ModelFrom = w, "path"
-			f.note("model", "program "+name)
+			f.noteModelPlace(Place{ProgramName, name})
 		}
 		if m := consoleModel[strings.ToLower(path.Base(words[prog]))]; m != "" && f.Model == "" {
 			// nnUNetv2_train DATASET 3d_fullres FOLD: the program trains one model.
@@ -1287,7 +1301,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 		f.note("model", "argument "+args[0])
 	}
 	namedPath := f.ModelFrom == "path" && familyOf(f.Model) != "" && namesAModel(f.Model) && (hasSize(f.Model) || hasVariant(f.Model)) ||
-		bareScript && f.ModelFrom == "path" && bareFamily(f.Model) && strings.HasSuffix(f.From["model"], "program "+f.Program) // bash bert.sh: the family its name trains
+		bareScript && f.ModelFrom == "path" && bareFamily(f.Model) && f.ModelPlace == Place{ProgramName, f.Program} // bash bert.sh: the family its name trains
 	if (bareScript || inline) && (f.Model == "" || f.ModelFrom == "path" && !namedPath || f.ModelFrom == "program" && !hasSize(f.Model) && !hasVariant(f.Model)) &&
 		f.BatchSize == 0 && f.Precision == "" {
 		// A shell script or inline code that names no model, batch or
@@ -1320,9 +1334,9 @@ func finishCommand(f Features, l launch, progDir, workdir string, env map[string
 	}
 	envFeatures(&f, env)
 	if f.Model == "" {
-		if m, kind, src := programModel(f.Program, progDir, workdir); m != "" {
+		if m, kind, at := programModel(f.Program, progDir, workdir); m != "" {
 			f.Model, f.ModelFrom = m, kind
-			f.note("model", src)
+			f.noteModelPlace(at)
 		}
 	}
 	if !validModel(f.Model) {
@@ -4195,10 +4209,11 @@ func weightsExt(v string) string {
 // family in the program's file name (finetune_llama2_7b.py: "program"),
 // else the program's own name when it is specific (cyclegan.py), else the
 // directory the command runs in (.../image_classification/cifar10) (both
-// "path": they name a workload, not a model); and says where it looked.
-func programModel(program, progDir, workdir string) (model, kind, from string) {
+// "path": they name a workload, not a model); and says which place it
+// was read from.
+func programModel(program, progDir, workdir string) (model, kind string, at Place) {
 	if program == "-" {
-		return "", "", "" // inline code has no name
+		return "", "", Place{} // inline code has no name
 	}
 	stem := programStem(program)
 	// -m src.train, or torchrun's module named alone (poet_2.training.train).
@@ -4216,11 +4231,11 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 	}
 	if m := familyModel(stem); m != "" && !unexpanded(stem) && !bareFamily(m) {
 		// pretrain_gpt.py and resnet_main.py train a family, not a model.
-		return m, "program", "program " + program
+		return m, "program", Place{ProgramName, program}
 	}
 	if m := familyModel(module); m != "" && !unexpanded(module) && !bareFamily(m) {
 		// python -m src.model.faster_rcnn.scripts.train: the module's package names it.
-		return m, "program", "program " + program
+		return m, "program", Place{ProgramName, program}
 	}
 	if isModule && module != "" && !unexpanded(module) {
 		// -m poet_2.training.train, -m canvit_train.harness.run: the
@@ -4237,12 +4252,15 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 			}
 			if !codeDirs[p] && !genericPrograms[p] {
 				if t := trimWorkWords(p); t != "" {
-					return t, "path", "program " + program
+					return t, "path", Place{ProgramName, program}
 				}
 			}
 		}
 	}
-	for _, dir := range []struct{ dir, from string }{{progDir, "program " + path.Join(progDir, program)}, {workdir, "cd " + workdir}} {
+	for _, dir := range []struct {
+		dir  string
+		from Place
+	}{{progDir, Place{ProgramDir, path.Join(progDir, program)}}, {workdir, Place{WorkDir, workdir}}} {
 		// src/models/CGKN/KMG: the directory under models/ is the model's.
 		parts := strings.Split(strings.Trim(dir.dir, "/"), "/")
 		for i := len(parts) - 2; i >= 0; i-- {
@@ -4253,7 +4271,10 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 			}
 		}
 	}
-	for _, dir := range []struct{ dir, from string }{{progDir, "program " + path.Join(progDir, program)}, {workdir, "cd " + workdir}} {
+	for _, dir := range []struct {
+		dir  string
+		from Place
+	}{{progDir, Place{ProgramDir, path.Join(progDir, program)}}, {workdir, Place{WorkDir, workdir}}} {
 		// python dinov2/run/eval/linear.py, cd blip2 && python test.py: the
 		// project the program is in, named for a versioned or sized
 		// model, deepest first.
@@ -4271,7 +4292,7 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 		// qwen_lora_amr.py, pretrain_gpt.py: the family the program
 		// trains, standing in for the model it does not size (a name the
 		// family ends, avp_vit, is kept whole).
-		return m, "path", "program " + program
+		return m, "path", Place{ProgramName, program}
 	}
 	if raw := rawStem(program); strings.ToLower(raw) == stem {
 		stem = raw // its case splits trainParticleTransformer's words
@@ -4279,12 +4300,15 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 	if t := strings.ToLower(trimWorkWords(stem)); len(t) >= 3 && !unexpanded(t) {
 		// gcn_train.py, train_roberta.py: the program's own word; two
 		// letters (train_mp.py, run_lm.py) say a mode, not the work.
-		return t, "path", "program " + program
+		return t, "path", Place{ProgramName, program}
 	}
 	// The directory the program is in (python /shared/examples/mingpt/main.py),
 	// else the one the command runs in.
-	d, from := "", ""
-	for _, dir := range []struct{ dir, from string }{{progDir, "program " + path.Join(progDir, program)}, {workdir, "cd " + workdir}} {
+	d, from := "", Place{}
+	for _, dir := range []struct {
+		dir  string
+		from Place
+	}{{progDir, Place{ProgramDir, path.Join(progDir, program)}}, {workdir, Place{WorkDir, workdir}}} {
 		base := strings.ToLower(path.Base(strings.TrimRight(dir.dir, "/")))
 		if dir.dir == "" || base == "." || base == "/" || base == ".." || strings.HasPrefix(base, "$") || isCodeDir(base) {
 			continue
@@ -4295,7 +4319,7 @@ func programModel(program, progDir, workdir string) (model, kind, from string) {
 	// A clone's name: deepmask-pytorch, pytorch-cifar, bert-master; a
 	// directory named for the work (fine_tuning, workspace) names nothing.
 	if d = strings.ToLower(trimWorkWords(d)); d == "" {
-		return "", "", ""
+		return "", "", Place{}
 	}
 	return d, "path", from
 }

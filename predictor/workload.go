@@ -13,6 +13,37 @@ import (
 // (roberta-training is roberta). It is reported with ModelFrom "path": the
 // name of a workload, not a claim about a model's size.
 
+// Place is a name of the job's own that a model standing in for one was
+// read from: the program's file or module (train_gnn.py, -m
+// the_well.benchmark.train), the directory the program is in
+// (mingpt/main.py), or the one the command runs in (cd .../cifar10).
+type Place struct {
+	Kind PlaceKind
+	Path string // the program, with its directory for ProgramDir; the directory for WorkDir
+}
+
+// PlaceKind says which of a job's names a Place is.
+type PlaceKind uint8
+
+// The places a stand-in is read from; the zero Place is none.
+const (
+	ProgramName PlaceKind = iota + 1 // the program's own name, or its module's
+	ProgramDir                       // the directory the program is in
+	WorkDir                          // the directory the command runs in
+)
+
+// String is the place as the model's source is written: "program
+// mingpt/main.py", "cd /scratch/cifar10".
+func (p Place) String() string {
+	switch p.Kind {
+	case ProgramName, ProgramDir:
+		return "program " + p.Path
+	case WorkDir:
+		return "cd " + p.Path
+	}
+	return ""
+}
+
 // jobNameSource is where a model read from the job's name came from.
 const jobNameSource = "#SBATCH --job-name"
 

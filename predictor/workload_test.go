@@ -131,3 +131,27 @@ func TestSignatureJobNameStandIn(t *testing.T) {
 		t.Error("another job's name kept the signature")
 	}
 }
+
+// TestModelPlace checks that a stand-in keeps the place it was read from
+// while its source is only written more fully (the command's line), and
+// loses it once the model is named anew.
+func TestModelPlace(t *testing.T) {
+	var f Features
+	f.Model, f.ModelFrom = "cifar10", "path"
+	f.noteModelPlace(Place{WorkDir, "/scratch/vision/cifar10"})
+	f.atLine(7)
+	if got, want := f.From["model"], "line 7: cd /scratch/vision/cifar10"; got != want {
+		t.Errorf("source = %q, want %q", got, want)
+	}
+	if f.ModelPlace.Kind != WorkDir {
+		t.Errorf("place after atLine = %+v, want the work directory", f.ModelPlace)
+	}
+	f.Model, f.ModelFrom = "resnet50", "flag"
+	f.note("model", "--arch")
+	if f.ModelPlace != (Place{}) {
+		t.Errorf("place after a flag names the model = %+v, want none", f.ModelPlace)
+	}
+	if got := (Place{ProgramDir, "mingpt/main.py"}).String(); got != "program mingpt/main.py" {
+		t.Errorf("ProgramDir place written %q", got)
+	}
+}
