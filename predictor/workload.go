@@ -97,9 +97,7 @@ func workloadName(name string) string {
 	if a := rlAlgorithm(strings.Join(toks, "_")); a != "" {
 		return a // PPO-Breakout: the agent's algorithm, on its environment
 	}
-	if k := slices.Index(toks, "on"); k > 0 {
-		toks = toks[:k] // infer_on_trailers: what it runs on is the data
-	}
+	toks = toks[:dataCut(len(toks), func(k int) string { return toks[k] })]
 	for i, t := range toks {
 		if !projectWord(t) || dataWords[t] {
 			continue
@@ -303,6 +301,18 @@ func rlAlgorithm(name string) string {
 	return algo
 }
 
+// dataCut is where the words of a name (n of them, the k-th given by
+// word) stop naming the work: at an "on" after the first (infer_on_trailers,
+// train_on_cifar: what it runs on is the data); n where none is.
+func dataCut(n int, word func(k int) string) int {
+	for k := 1; k < n; k++ {
+		if strings.EqualFold(word(k), "on") {
+			return k
+		}
+	}
+	return n
+}
+
 // rlAgents are the algorithms RL jobs are named for.
 var rlAgents = set("ppo", "appo", "sac", "dqn", "ddqn", "a2c", "a3c", "td3", "ddpg", "trpo", "impala", "rainbow", "cql", "iql")
 
@@ -351,12 +361,7 @@ func trimWorkWords(name string) string {
 		w := strings.ToLower(name[s.from:s.to])
 		return (s.from == 0 || !camelBoundary(name, s.from)) && counterWord(w) && !isSize(w) && !familyWord(w) // t5 is T5
 	}
-	for k := 1; k < len(words); k++ {
-		if strings.EqualFold(name[words[k].from:words[k].to], "on") {
-			words = words[:k] // infer_on_trailers, train_on_cifar: what it runs on is the data
-			break
-		}
-	}
+	words = words[:dataCut(len(words), func(k int) string { return name[words[k].from:words[k].to] })]
 	for k := len(words) - 2; k > 0; k-- {
 		// lofar_train_tridentnet: what is trained follows the word that
 		// says so; the words before it (a data set, a project) do not
