@@ -2574,7 +2574,9 @@ var notModels = set("singularity", "apptainer", "docker", "podman", "podman-hpc"
 	"pytest", "jupyter", "tensorboard", "wandb", "huggingface-cli", "hf", "git", "cat", "tee", "run", "train",
 	"scratch", "resume", "random", // nanoGPT's --init_from=scratch: no model named
 	"both", "all", "default", "auto", "custom", "any", "other", "same", // model=both: a choice among the program's own
-	"openai", "facebook", "google", "microsoft", "meta", "nvidia", "laion", "imagenet") // --pretrained openai: whose weights, not which model
+	"openai", "facebook", "google", "microsoft", "meta", "nvidia", "laion", "imagenet", // --pretrained openai: whose weights, not which model
+	// -a sigmoid, --arch relu: an activation function, a layer's, no model
+	"sigmoid", "relu", "leaky_relu", "leakyrelu", "prelu", "elu", "selu", "gelu", "silu", "swish", "mish", "tanh", "softplus", "softmax")
 
 // placeholder reports whether a name is one a shared script leaves for
 // its user to fill in: your_working_directory, your-model, path_to_ckpt,
@@ -3700,7 +3702,7 @@ func zeroFromName(v string) int {
 // normModel lower-cases a model name and drops a local path's directories
 // unless it looks like a Hugging Face "org/name".
 func normModel(v string) string {
-	v = strings.TrimRight(strings.ToLower(v), "/")
+	v = strings.TrimRight(strings.ToLower(pythonClass(v)), "/")
 	if id := hubCacheID(v); id != "" {
 		return id
 	}
@@ -4324,6 +4326,32 @@ func programModel(program, progDir, workdir string) (model, kind string, at Plac
 	return d, "path", from
 }
 
+// pythonClass is the class a dotted Python path names (map2map's --model
+// vnet.VNet, models.ResNet50): its last part, where that is a class's
+// name (a capital first) after modules' (all lower case); any other value
+// as given (torchvision.models.resnet50, Qwen2.5-7B, vit_base.augreg_in21k).
+func pythonClass(v string) string {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 || weightsExt(v) != "" || isConfigFile(v) {
+		return v // resnet50.PTH: a file
+	}
+	ident := func(p string) bool {
+		if p == "" || !unicode.IsLetter(rune(p[0])) {
+			return false
+		}
+		return !strings.ContainsFunc(p, func(r rune) bool { return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	}
+	for _, p := range parts[:len(parts)-1] {
+		if !ident(p) || strings.ToLower(p) != p {
+			return v
+		}
+	}
+	if c := parts[len(parts)-1]; ident(c) && unicode.IsUpper(rune(c[0])) {
+		return c
+	}
+	return v
+}
+
 // googleBERT matches the directories Google's BERT checkpoints come in.
 var googleBERT = regexp.MustCompile(`\b(un)?cased_l-(\d+)_h-(\d+)_a-\d+`)
 
@@ -4342,7 +4370,8 @@ func rawStem(program string) string {
 var stemWords = set("model", "models", "video", "image", "images", "data", "network", "net", "all", "new", "final",
 	"single", "multi", "gpu", "gpus", "distributed", "dist", "local", "slurm", "cluster", "job", "jobs", "exp", "my", "arch",
 	"architecture", "mem", // mem: LLaVA's train_mem.py, its memory-saving attention
-	"params", "param", "parameters", "hparams", "hyperparams") // mobileViT_train_params.py: the program takes its settings
+	"params", "param", "parameters", "hparams", "hyperparams", // mobileViT_train_params.py: the program takes its settings
+	"feature", "features") // feature_eval.py, extract_features.py: what the program computes with a model, not which
 
 // modelDirs hold a directory for each model a project has.
 var modelDirs = set("models", "archs", "architectures", "networks", "nets")

@@ -78,6 +78,7 @@ var gpuSpellings = map[string]GPUName{
 	"p100": {"p100", 0}, "pascal": {"p100", 0}, "p40": {"p40", 0},
 	"k40": {"k40", 0}, "k80": {"k80", 0}, "m40": {"m40", 0}, "m60": {"m60", 0},
 	"rtx6000": {"rtx6000", 0}, "rtx8000": {"rtx8000", 0}, "rtx6k": {"rtx6000", 0}, "rtx8k": {"rtx8000", 0},
+	"rtx4000": {"rtx4000", 0}, "rtx5000": {"rtx5000", 0}, // the Quadro RTX 4000 and 5000 (Turing)
 	// The RTX 6000 Ada: partitions and gres types say 6000ada.
 	"rtx6000ada": {"rtx6000ada", 0}, "6000ada": {"rtx6000ada", 0},
 	"rtx5880": {"rtx5880", 0}, "rtx5000ada": {"rtx5000ada", 0}, "rtx4000ada": {"rtx4000ada", 0},

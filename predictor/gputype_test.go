@@ -32,6 +32,7 @@ func TestReadGPUNames(t *testing.T) {
 		"2080":                   {n("rtx2080", 0)},
 		"TeslaV100-SXM2-32GB":    {n("v100", 32)},
 		"quadroRTX8000":          {n("rtx8000", 0)},
+		"GPU_MODEL:rtx_5000":     {n("rtx5000", 0)}, // a constraint naming its feature's kind
 		"6000ada":                {n("rtx6000ada", 0)},
 		"teslaroom":              nil,
 		"debuga100":              {n("a100", 0)}, // a queue's word run into the type

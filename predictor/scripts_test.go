@@ -563,6 +563,20 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `./main -m models/7B/ggml-model-q4_0.gguf -p "hello"`),
 			want:   Features{Launcher: "python", Program: "main", GPUs: 1},
 		},
+		"a dotted Python path names its class": {
+			script: sh(`#SBATCH --gres=gpu:4`, `python m2m.py train --in-norms cosmology.dis --model vnet.VNet --batches 2`),
+			want:   Features{Launcher: "python", Program: "m2m.py", Model: "vnet", ModelFrom: "flag", GPUs: 4},
+		},
+		"an activation function under -a is no architecture": {
+			script: sh(`#SBATCH --job-name=DGBaN_training`, `#SBATCH --gres=gpu:1`,
+				`python3 training/train_bayesian_model.py -t multi_random -a sigmoid -e 1000 -b 32`),
+			want: Features{Launcher: "python", Program: "train_bayesian_model.py", Model: "dgban", ModelFrom: "path", BatchSize: 32,
+				GPUs: 1, JobName: "DGBaN_training"},
+		},
+		"a program named for what it computes leaves the clone's name": {
+			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=gpu-job`, `cd $SCRATCH/$USER/SimCLR`, `python feature_eval.py`),
+			want:   Features{Launcher: "python", Program: "feature_eval.py", Model: "simclr", ModelFrom: "path", GPUs: 1, JobName: "gpu-job"},
+		},
 		"a server beside the job's model is not another run": {
 			script: sh(`#SBATCH --gres=gpu:4`, `python -m sglang.launch_server --model-path /models/crrrocq_base --tp-size 2 &`,
 				`python -m sglang.launch_server --model-path /hub/Qwen3-Embedding-4B --tp-size 2 --is-embedding &`, `wait`),
