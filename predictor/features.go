@@ -1218,9 +1218,7 @@ func commandFeatures(words []string, workdir string, env map[string]string) (Fea
 			!strings.Contains(args[0], "=") && !isConfigFile(args[0]) {
 			m := args[0]
 			if path.Base(words[prog]) == "ollama" {
-				// ollama run llava:34b: the model and its tag, written as a
-				// person writes them (llava-34b); :latest is no tag.
-				m = strings.Replace(strings.TrimSuffix(m, ":latest"), ":", "-", 1)
+				m = ollamaName(m, true)
 			}
 			args = append([]string{"--model", m}, args[1:]...) // the model, named first
 		}
@@ -3703,6 +3701,7 @@ func zeroFromName(v string) int {
 // unless it looks like a Hugging Face "org/name".
 func normModel(v string) string {
 	v = strings.TrimRight(strings.ToLower(pythonClass(v)), "/")
+	v = ollamaName(v, false)
 	if id := hubCacheID(v); id != "" {
 		return id
 	}
@@ -4324,6 +4323,26 @@ func programModel(program, progDir, workdir string) (model, kind string, at Plac
 		return "", "", Place{}
 	}
 	return d, "path", from
+}
+
+// ollamaName writes an ollama model's name and tag as a person writes
+// them (ollama run llava:34b is llava-34b; qwen3.5:27b-instruct-q8_0 is
+// qwen3.5-27b-instruct): :latest is no tag, and the weights' quantisation
+// is no part of the model's name. Where the name need not be ollama's
+// (any), only a tag that starts with a size is read so; any other value is
+// returned as given.
+func ollamaName(v string, any bool) string {
+	name, tag, ok := strings.Cut(v, ":")
+	if !ok || name == "" || strings.ContainsAny(name, "/$") || strings.Contains(tag, ":") {
+		return v
+	}
+	if tag == "latest" {
+		return name
+	}
+	if size, _, _ := strings.Cut(tag, "-"); !any && !isSize(strings.ToLower(size)) {
+		return v
+	}
+	return name + "-" + ggufQuant.ReplaceAllString(strings.ToLower(tag), "")
 }
 
 // pythonClass is the class a dotted Python path names (map2map's --model

@@ -80,7 +80,7 @@ var gpuSpellings = map[string]GPUName{
 	"rtx6000": {"rtx6000", 0}, "rtx8000": {"rtx8000", 0}, "rtx6k": {"rtx6000", 0}, "rtx8k": {"rtx8000", 0},
 	"rtx4000": {"rtx4000", 0}, "rtx5000": {"rtx5000", 0}, // the Quadro RTX 4000 and 5000 (Turing)
 	// The RTX 6000 Ada: partitions and gres types say 6000ada.
-	"rtx6000ada": {"rtx6000ada", 0}, "6000ada": {"rtx6000ada", 0},
+	"rtx6000ada": {"rtx6000ada", 0}, "6000ada": {"rtx6000ada", 0}, "5000ada": {"rtx5000ada", 0}, "4000ada": {"rtx4000ada", 0},
 	"rtx5880": {"rtx5880", 0}, "rtx5000ada": {"rtx5000ada", 0}, "rtx4000ada": {"rtx4000ada", 0},
 	"rtxpro6000": {"rtxpro6000", 0}, "l20": {"l20", 0}, "h20": {"h20", 0},
 	// The RTX PRO 6000 Blackwell, as gres types and partitions shorten it

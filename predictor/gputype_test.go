@@ -34,6 +34,7 @@ func TestReadGPUNames(t *testing.T) {
 		"quadroRTX8000":          {n("rtx8000", 0)},
 		"GPU_MODEL:rtx_5000":     {n("rtx5000", 0)}, // a constraint naming its feature's kind
 		"6000ada":                {n("rtx6000ada", 0)},
+		"5000_ada":               {n("rtx5000ada", 0)},
 		"teslaroom":              nil,
 		"debuga100":              {n("a100", 0)}, // a queue's word run into the type
 		"shorth100":              {n("h100", 0)},

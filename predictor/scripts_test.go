@@ -550,6 +550,19 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `ollama pull llama3.1:latest`),
 			want:   Features{Launcher: "python", Program: "ollama pull", Model: "llama3.1", ModelFrom: "flag", GPUs: 1},
 		},
+		"ollama's tag holds the weights' quantisation": {
+			script: sh(`#SBATCH --gres=gpu:1`, `ollama pull llama3.1:8b-instruct-q4_K_M`),
+			want:   Features{Launcher: "python", Program: "ollama pull", Model: "llama3.1-8b-instruct", ModelFrom: "flag", GPUs: 1},
+		},
+		"a variable a container's --env sets names the model, an ollama tag in it": {
+			script: sh(`#SBATCH --gres=gpu:1`,
+				`apptainer exec --nv --env OLLAMA_HOST=localhost:11434 --env MODEL_NAME=qwen2.5:7b-instruct-q8_0 rag.sif python run_eval.py`),
+			want: Features{Launcher: "python", Program: "run_eval.py", Model: "qwen2.5-7b-instruct", ModelFrom: "env", GPUs: 1},
+		},
+		"docker's -e sets the command's variables": {
+			script: sh(`#SBATCH --gres=gpu:2`, `docker run --rm --gpus all -e MODEL=meta-llama/Llama-3.1-8B -e HF_TOKEN img python finetune.py`),
+			want:   Features{Launcher: "python", Program: "finetune.py", Model: "meta-llama/llama-3.1-8b", ModelFrom: "env", GPUs: 2},
+		},
 		"llama.cpp's server given a GGUF file by -m, its directory hidden": {
 			script: sh(`#SBATCH -G 4`, `cd /local/$USER/llama.cpp/`, `./server -m /local/$USER/llama.cpp/models/llama-2-7b-chat.Q4_K_M.gguf -c 1024 -ngl 35`),
 			want:   Features{Launcher: "python", Program: "server", Model: "llama-2-7b-chat", ModelFrom: "flag", GPUs: 4},

@@ -86,6 +86,7 @@ outer:
 			continue
 		}
 		if j, ok := containerProgram(words, i); ok {
+			containerEnv(words[i+2:j], containerRuntimes[path.Base(w)] != apptainerFamily, l.env)
 			i = j
 			continue
 		}
@@ -675,6 +676,36 @@ func containerProgram(words []string, i int) (int, bool) {
 		return j, true
 	}
 	return i, false
+}
+
+// containerEnv adds to env the variables a container runtime's options
+// set for the command it runs: --env K=V and --env=K=V (apptainer's, and
+// its lists, K1=V1,K2=V2), and docker's and enroot's -e K=V (apptainer's
+// -e is --cleanenv: short is false for it). A variable passed on by name
+// alone (-e HF_TOKEN) is the script's own.
+func containerEnv(opts []string, short bool, env map[string]string) {
+	for k := 0; k < len(opts); k++ {
+		o, v := opts[k], ""
+		switch {
+		case (o == "--env" || short && o == "-e") && k+1 < len(opts):
+			k++
+			v = opts[k]
+		default:
+			var ok bool
+			if v, ok = strings.CutPrefix(o, "--env="); !ok {
+				continue
+			}
+		}
+		parts := []string{v}
+		if strings.Count(v, "=") > 1 {
+			parts = strings.Split(v, ",")
+		}
+		for _, p := range parts {
+			if name, val, ok := strings.Cut(p, "="); ok && isIdent(name) {
+				env[name] = val
+			}
+		}
+	}
 }
 
 // imageEntrypoints are the serving images whose entrypoint is their server,
