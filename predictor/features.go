@@ -2571,6 +2571,7 @@ var notModels = set("singularity", "apptainer", "docker", "podman", "podman-hpc"
 	"echo", "hostname", "sleep", "module", "tune", "lightning", "composer", "monai", "curriculum", "nsys", "ncu", "true", "none", "null",
 	"pytest", "jupyter", "tensorboard", "wandb", "huggingface-cli", "hf", "git", "cat", "tee", "run", "train",
 	"scratch", "resume", "random", // nanoGPT's --init_from=scratch: no model named
+	"websocket", "server", "client", "remote", "api", "http", "grpc", // policy=websocket: how the model is reached, not which
 	"both", "all", "default", "auto", "custom", "any", "other", "same", // model=both: a choice among the program's own
 	"openai", "facebook", "google", "microsoft", "meta", "nvidia", "laion", "imagenet", // --pretrained openai: whose weights, not which model
 	// -a sigmoid, --arch relu: an activation function, a layer's, no model
@@ -2587,7 +2588,7 @@ func placeholder(name string) bool {
 		}
 	}
 	switch n {
-	case "your", "changeme", "change_me", "todo", "placeholder", "fixme", "path_to", "dummy":
+	case "your", "changeme", "change_me", "todo", "placeholder", "fixme", "path_to", "dummy", "modelname", "model_name", "mymodel", "my_model":
 		return true
 	}
 	return false
@@ -4193,10 +4194,16 @@ func precisionFromName(v string) string {
 }
 
 // weightsExt returns the extension of a weights or model definition file
-// (yolov8s.pt, llama2-7b.nemo, yolo11m.yaml), which is not the model's name.
+// (yolov8s.pt, llama2-7b.nemo, resnet50.pth.tar, PySlowFast's .pyth,
+// tensorpack's and JAX's .npz, MXNet's .params, yolo11m.yaml), which is
+// not the model's name.
 func weightsExt(v string) string {
+	if strings.HasSuffix(v, ".pth.tar") {
+		return ".pth.tar"
+	}
 	switch ext := path.Ext(v); ext {
-	case ".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".nemo", ".h5", ".hdf5", ".keras", ".onnx", ".pkl", ".msgpack", ".gguf":
+	case ".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".nemo", ".h5", ".hdf5", ".keras", ".onnx", ".pkl", ".msgpack", ".gguf",
+		".pyth", ".npz", ".params":
 		return ext
 	case ".yaml", ".yml":
 		if strings.HasPrefix(v, "yolo") {
@@ -4390,7 +4397,8 @@ var stemWords = set("model", "models", "video", "image", "images", "data", "netw
 	"single", "multi", "gpu", "gpus", "distributed", "dist", "local", "slurm", "cluster", "job", "jobs", "exp", "my", "arch",
 	"architecture", "mem", // mem: LLaVA's train_mem.py, its memory-saving attention
 	"params", "param", "parameters", "hparams", "hyperparams", // mobileViT_train_params.py: the program takes its settings
-	"feature", "features") // feature_eval.py, extract_features.py: what the program computes with a model, not which
+	"feature", "features", // feature_eval.py, extract_features.py: what the program computes with a model, not which
+	"dataset", "datasets") // inference_dataset.py: what it runs on
 
 // modelDirs hold a directory for each model a project has.
 var modelDirs = set("models", "archs", "architectures", "networks", "nets")

@@ -590,6 +590,24 @@ func TestNamesSitesUse(t *testing.T) {
 			script: sh(`#SBATCH --gres=gpu:1`, `#SBATCH --job-name=gpu-job`, `cd $SCRATCH/$USER/SimCLR`, `python feature_eval.py`),
 			want:   Features{Launcher: "python", Program: "feature_eval.py", Model: "simclr", ModelFrom: "path", GPUs: 1, JobName: "gpu-job"},
 		},
+		"a PySlowFast checkpoint names its model": {
+			script: sh(`#SBATCH --gres=gpu:v100:2`, `python3 train.py --pretrained_model ./TimeSformer_divST_8x32_224_K400.pyth --epochs 5`),
+			want:   Features{Launcher: "python", Program: "train.py", Model: "timesformer", ModelFrom: "flag", Epochs: 5, GPUs: 2, GPUType: "v100"},
+		},
+		"a template's model name is a hole": {
+			script: sh(`#SBATCH --gpus=1`, `MODEL="modelname"`, `srun python -u train.py --model $MODEL --epochs 10`),
+			want:   Features{Launcher: "srun", Program: "train.py", Epochs: 10, GPUs: 1},
+		},
+		"a policy reached over a websocket is no policy's name": {
+			script: sh(`#SBATCH --gpus=1`, `python eval.py policy=websocket task.name=turning_on_radio`),
+			want:   Features{Launcher: "python", Program: "eval.py", GPUs: 1},
+		},
+		"a job named for setting up and a program named for its data leave the environment's name": {
+			script: sh(`#SBATCH --gpus=1`, `#SBATCH --job-name=InstallEnvironment`, `source activate videollava`,
+				`python inference_dataset.py --task_type multi-choice`),
+			want: Features{Launcher: "python", Program: "inference_dataset.py", Model: "videollava", ModelFrom: "path", GPUs: 1,
+				JobName: "InstallEnvironment"},
+		},
 		"a server beside the job's model is not another run": {
 			script: sh(`#SBATCH --gres=gpu:4`, `python -m sglang.launch_server --model-path /models/crrrocq_base --tp-size 2 &`,
 				`python -m sglang.launch_server --model-path /hub/Qwen3-Embedding-4B --tp-size 2 --is-embedding &`, `wait`),

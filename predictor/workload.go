@@ -233,7 +233,7 @@ var (
 		"samples", "check", "smoke", "quick", "fast", "slow", "full", "short", "long", "best", "last", "first",
 		"second", "final", "old", "real", "fixed", "save", "load", "and", "the", "for", "with", "from", "to", "only",
 		"home", "exam", "homework", "project", "proj", "thesis", "workspace", "work", "code", "core", "cluster",
-		"prepare", "preprocess", "process", "prep", "setup", "install", "env", "submit", "launcher", "wrapper",
+		"prepare", "preprocess", "process", "prep", "setup", "install", "installation", "env", "environment", "submit", "launcher", "wrapper",
 		"script", "scripts", "batch", "sbatch", "srun", "slurm", "hpc", "node", "nodes", "multinode", "multigpu",
 		"singlegpu", "gpu", "gpus", "cpu", "size", "sizes", "cuda", "nccl", "mpi", "ddp", "fsdp", "deepspeed", "horovod",
 		"accelerate", "lightning", "pytorch", "torch", "tensorflow", "keras", "jax", "flax", "hf", "huggingface", "ray",
