@@ -4398,7 +4398,8 @@ var stemWords = set("model", "models", "video", "image", "images", "data", "netw
 	"architecture", "mem", // mem: LLaVA's train_mem.py, its memory-saving attention
 	"params", "param", "parameters", "hparams", "hyperparams", // mobileViT_train_params.py: the program takes its settings
 	"feature", "features", // feature_eval.py, extract_features.py: what the program computes with a model, not which
-	"dataset", "datasets") // inference_dataset.py: what it runs on
+	"dataset", "datasets", // inference_dataset.py: what it runs on
+	"paper") // train_paper.py: the settings a paper used
 
 // modelDirs hold a directory for each model a project has.
 var modelDirs = set("models", "archs", "architectures", "networks", "nets")

@@ -608,6 +608,10 @@ func TestNamesSitesUse(t *testing.T) {
 			want: Features{Launcher: "python", Program: "inference_dataset.py", Model: "videollava", ModelFrom: "path", GPUs: 1,
 				JobName: "InstallEnvironment"},
 		},
+		"a program named for a paper's settings names no work": {
+			script: sh(`#SBATCH --gpus=1`, `#SBATCH --job-name=train`, `python -u train_paper.py --epochs 20 --tag paper_settings`),
+			want:   Features{Launcher: "python", Program: "train_paper.py", Epochs: 20, GPUs: 1, JobName: "train"},
+		},
 		"a server beside the job's model is not another run": {
 			script: sh(`#SBATCH --gres=gpu:4`, `python -m sglang.launch_server --model-path /models/crrrocq_base --tp-size 2 &`,
 				`python -m sglang.launch_server --model-path /hub/Qwen3-Embedding-4B --tp-size 2 --is-embedding &`, `wait`),
