@@ -103,7 +103,7 @@ var gpuSpellings = map[string]GPUName{
 	"rtx5060": {"rtx5060", 0}, "rtx5060ti": {"rtx5060ti", 0}, "rtx5070": {"rtx5070", 0}, "rtx5070ti": {"rtx5070ti", 0},
 	"rtx5080": {"rtx5080", 0}, "rtx5090": {"rtx5090", 0},
 	"mi100": {"mi100", 0}, "mi210": {"mi210", 0}, "mi250": {"mi250", 0}, "mi250x": {"mi250x", 0},
-	"mi300a": {"mi300a", 0}, "mi300x": {"mi300x", 0},
+	"mi300a": {"mi300a", 0}, "mi300x": {"mi300x", 0}, "mi325x": {"mi325x", 0}, "mi355x": {"mi355x", 0},
 }
 
 // gpuFiller are words that say "GPU" without naming one.

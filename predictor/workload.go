@@ -279,7 +279,9 @@ var (
 	// epoch10, fold3, run12.
 	counterPrefixes = set("step", "steps", "epoch", "epochs", "fold", "run", "iter", "seed", "part", "shard",
 		"split", "trial", "exp", "job", "task", "node", "nodes", "gpu", "gpus", "bs", "lr", "train", "test", "model",
-		"config", "cfg", "case", "ver", "base", "ckpt", "checkpoint")
+		"config", "cfg", "case", "ver", "base", "ckpt", "checkpoint",
+		// a date's month and day or year: test_mar23, run_oct2024
+		"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec")
 )
 
 // rlAlgorithm is the reinforcement-learning algorithm a name says it runs

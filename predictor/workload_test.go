@@ -23,6 +23,7 @@ func TestWorkloadWords(t *testing.T) {
 			"train":                      "",
 			"finetune_lora_run3":         "",
 			"eval_fold2":                 "",
+			"test_mar23":                 "", // a date
 			"multinode-ddp-test":         "",
 			"a100_bench":                 "",
 			"myjob":                      "",
