@@ -133,10 +133,10 @@ type Script struct {
 // argument named for a kind of network, families' numbered generations
 // and letter sizes only where they have them, a job's verb and the data
 // after "on" cut from names, HRNet's width); 22 the readings from
-// held-out sets ADJ to ADS (a dotted Python path's class, activation
+// held-out sets ADJ to ADT (a dotted Python path's class, activation
 // functions and transports no model, a container's --env and ollama's
-// tags wherever named, more weights files' extensions, setup and data
-// words in job and program names).
+// tags wherever named, more weights files' extensions, setup, data and
+// date words in job and program names).
 const SignatureVersion = "22"
 
 // Option is one #SBATCH option.
