@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -72,6 +73,7 @@ func workloadName(name string) string {
 	if unexpanded(name) || templateHole(name) || placeholder(name) {
 		return "" // $SLURM_JOB_NAME, or a template's hole: <YOUR_JOB_NAME>, {exp}, your_job
 	}
+	name = spelledOut(name)
 	toks := strings.FieldsFunc(name, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.'
 	})
@@ -303,6 +305,27 @@ func rlAlgorithm(name string) string {
 	return algo
 }
 
+// spelledOutNames are architectures' names written out in full, as their
+// classes and files are (torchvision's VisionTransformer,
+// vision_transformer.py), matched case aside without separators, and the
+// short names people give them.
+var spelledOutNames = regexp.MustCompile(`(?i)vision[_-]?transformer|swin[_-]?transformer`)
+
+// spelledOut writes an architecture's name written out in full
+// (ddp_VisionTransformer, swin_transformer_tiny) by its short name (vit,
+// swin).
+func spelledOut(name string) string {
+	if !strings.Contains(strings.ToLower(name), "transformer") {
+		return name // the common case, without the regexp
+	}
+	return spelledOutNames.ReplaceAllStringFunc(name, func(m string) string {
+		if strings.HasPrefix(strings.ToLower(m), "vision") {
+			return "vit"
+		}
+		return "swin"
+	})
+}
+
 // dataCut is where the words of a name (n of them, the k-th given by
 // word) stop naming the work: at an "on" after the first (infer_on_trailers,
 // train_on_cifar: what it runs on is the data); n where none is.
@@ -326,6 +349,7 @@ func trimWorkWords(name string) string {
 	if placeholder(name) {
 		return "" // YOUR_CONFIG_HERE, your_working_directory
 	}
+	name = spelledOut(name)
 	if a := rlAlgorithm(name); a != "" {
 		return a // ppo_atari: the agent's algorithm is what is trained
 	}

@@ -24,6 +24,7 @@ func TestWorkloadWords(t *testing.T) {
 			"finetune_lora_run3":         "",
 			"eval_fold2":                 "",
 			"test_mar23":                 "", // a date
+			"VisionTransformer":          "vit",
 			"multinode-ddp-test":         "",
 			"a100_bench":                 "",
 			"myjob":                      "",
@@ -67,6 +68,8 @@ func TestWorkloadWords(t *testing.T) {
 		}},
 		{"trimWorkWords", trimWorkWords, map[string]string{
 			"segformer-training":               "segformer",
+			"ddp_visiontransformer":            "vit", // a name written out in full
+			"swin_transformer_tiny":            "swin_tiny",
 			"MambaVision":                      "MambaVision",
 			"video_to_3dgs":                    "3dgs",
 			"speech_training":                  "",
