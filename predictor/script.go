@@ -136,7 +136,8 @@ type Script struct {
 // held-out sets ADJ to ADT (a dotted Python path's class, activation
 // functions and transports no model, a container's --env and ollama's
 // tags wherever named, more weights files' extensions, setup, data and
-// date words in job and program names).
+// date words in job and program names, architectures' names written out
+// in full).
 const SignatureVersion = "22"
 
 // Option is one #SBATCH option.
