@@ -86,7 +86,10 @@ outer:
 			continue
 		}
 		if j, ok := containerProgram(words, i); ok {
-			containerEnv(words[i+2:j], containerRuntimes[path.Base(w)] != apptainerFamily, l.env)
+			if lo, hi := min(i+2, len(words)), min(j, len(words)); lo < hi {
+				// (j is past the end where the runtime's options end the words.)
+				containerEnv(words[lo:hi], containerRuntimes[path.Base(w)] != apptainerFamily, l.env)
+			}
 			i = j
 			continue
 		}
