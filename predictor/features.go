@@ -4265,10 +4265,12 @@ func programModel(program, progDir, workdir string) (model, kind string, at Plac
 			}
 		}
 	}
-	for _, dir := range []struct {
+	// The directory the program is in, then the one the command runs in.
+	dirs := [...]struct {
 		dir  string
 		from Place
-	}{{progDir, Place{ProgramDir, path.Join(progDir, program)}}, {workdir, Place{WorkDir, workdir}}} {
+	}{{progDir, Place{ProgramDir, path.Join(progDir, program)}}, {workdir, Place{WorkDir, workdir}}}
+	for _, dir := range dirs {
 		// src/models/CGKN/KMG: the directory under models/ is the model's.
 		parts := strings.Split(strings.Trim(dir.dir, "/"), "/")
 		for i := len(parts) - 2; i >= 0; i-- {
@@ -4279,10 +4281,7 @@ func programModel(program, progDir, workdir string) (model, kind string, at Plac
 			}
 		}
 	}
-	for _, dir := range []struct {
-		dir  string
-		from Place
-	}{{progDir, Place{ProgramDir, path.Join(progDir, program)}}, {workdir, Place{WorkDir, workdir}}} {
+	for _, dir := range dirs {
 		// python dinov2/run/eval/linear.py, cd blip2 && python test.py: the
 		// project the program is in, named for a versioned or sized
 		// model, deepest first.
@@ -4313,10 +4312,7 @@ func programModel(program, progDir, workdir string) (model, kind string, at Plac
 	// The directory the program is in (python /shared/examples/mingpt/main.py),
 	// else the one the command runs in.
 	d, from := "", Place{}
-	for _, dir := range []struct {
-		dir  string
-		from Place
-	}{{progDir, Place{ProgramDir, path.Join(progDir, program)}}, {workdir, Place{WorkDir, workdir}}} {
+	for _, dir := range dirs {
 		base := strings.ToLower(path.Base(strings.TrimRight(dir.dir, "/")))
 		if dir.dir == "" || base == "." || base == "/" || base == ".." || strings.HasPrefix(base, "$") || isCodeDir(base) {
 			continue
@@ -4357,10 +4353,10 @@ func ollamaName(v string, any bool) string {
 // name (a capital first) after modules' (all lower case); any other value
 // as given (torchvision.models.resnet50, Qwen2.5-7B, vit_base.augreg_in21k).
 func pythonClass(v string) string {
-	parts := strings.Split(v, ".")
-	if len(parts) < 2 || weightsExt(v) != "" || isConfigFile(v) {
-		return v // resnet50.PTH: a file
+	if !strings.Contains(v, ".") || weightsExt(v) != "" || isConfigFile(v) {
+		return v // no dotted path, or a file (resnet50.PTH)
 	}
+	parts := strings.Split(v, ".")
 	ident := func(p string) bool {
 		if p == "" || !unicode.IsLetter(rune(p[0])) {
 			return false
